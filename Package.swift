@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+// LiveLine: live video on Linux. Layers (DESIGN.md §1) import downwards only:
+// CFFmpeg, CV4L2 → LiveCore → LiveCodec → LiveCapture → LiveFilter → LiveMix → LiveLine → liveline.
+import PackageDescription
+
+let optimize: [SwiftSetting] = [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
+
+let package = Package(
+    name: "LiveLine",
+    products: [
+        .library(name: "LiveLine", targets: ["LiveLine"]),
+        .executable(name: "liveline", targets: ["liveline"]),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavcodec",
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
+        .systemLibrary(
+            name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
+            providers: [.apt(["libv4l-dev"])]),
+        .target(name: "LiveCore", swiftSettings: optimize),
+        .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
+        .target(name: "LiveFilter", dependencies: ["LiveCore", "LiveCodec"], swiftSettings: optimize),
+        .target(name: "LiveMix", dependencies: ["LiveCore", "LiveCodec"], swiftSettings: optimize),
+        .target(
+            name: "LiveLine", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix"],
+            swiftSettings: optimize),
+        .executableTarget(name: "liveline", dependencies: ["LiveLine"]),
+        .executableTarget(
+            name: "liveline-bench", dependencies: ["LiveLine"], path: "Benchmarks/PipelineBench",
+            swiftSettings: optimize),
+        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
+        .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
+        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
+        .testTarget(name: "LiveFilterTests", dependencies: ["LiveFilter"]),
+        .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
+        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine"]),
+        .testTarget(name: "livelineTests", dependencies: ["LiveLine"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

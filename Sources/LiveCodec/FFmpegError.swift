@@ -1,0 +1,34 @@
+import CFFmpeg
+
+/// A failing FFmpeg call: which function, FFmpeg's code and its message.
+public struct FFmpegError: Error, CustomStringConvertible, Equatable, Sendable {
+    public let call: String
+    public let code: Int32
+    public let message: String
+
+    public init(call: String, code: Int32) {
+        self.call = call
+        self.code = code
+        var buffer = [CChar](repeating: 0, count: 256)
+        message = buffer.withUnsafeMutableBufferPointer { String(cString: ll_av_err2str(code, $0.baseAddress, 256)) }
+    }
+
+    /// For failures FFmpeg reports without a code (a NULL return).
+    public init(call: String, message: String) {
+        self.call = call
+        code = ll_averror(EINVAL)
+        self.message = message
+    }
+
+    public var description: String { "\(call) failed: \(message) (\(code))" }
+
+    public static var eof: Int32 { ll_averror_eof() }
+    public static var again: Int32 { ll_averror_eagain() }
+
+    /// Throws when `code` is negative (FFmpeg's error convention); returns it otherwise.
+    @discardableResult
+    public static func check(_ code: Int32, _ call: String) throws -> Int32 {
+        if code < 0 { throw FFmpegError(call: call, code: code) }
+        return code
+    }
+}

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveCapture
+
+@Test func placeholderLiveCaptureTests() { #expect(Bool(true)) }

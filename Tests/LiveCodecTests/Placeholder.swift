@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveCodec
+
+@Test func placeholderLiveCodecTests() { #expect(Bool(true)) }

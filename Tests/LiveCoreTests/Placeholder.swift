@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveCore
+
+@Test func placeholderLiveCoreTests() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveFilter
+
+@Test func placeholderLiveFilterTests() { #expect(Bool(true)) }

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveLine
+
+@Test func placeholderLiveLineTests() { #expect(Bool(true)) }

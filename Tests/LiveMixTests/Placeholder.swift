@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveMix
+
+@Test func placeholderLiveMix() { #expect(Bool(true)) }
