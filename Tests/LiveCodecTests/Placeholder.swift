@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveCodec
-
-@Test func placeholderLiveCodecTests() { #expect(Bool(true)) }
