@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // LiveLine: live video on Linux. Layers (DESIGN.md §1) import downwards only:
-// CFFmpeg, CV4L2 → LiveCore → LiveCodec → LiveCapture → LiveFilter → LiveMix → LiveLine → liveline.
+// CFFmpeg, CV4L2 → LiveCore → LiveCodec → LiveCapture → LiveFilter → LiveMix
+// → LiveNet → LiveRTMP → LiveServer → LiveLine → liveline.
 import PackageDescription
 
 let optimize: [SwiftSetting] = [.unsafeFlags(["-Ounchecked"], .when(configuration: .release))]
@@ -23,8 +24,12 @@ let package = Package(
         .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveFilter", dependencies: ["LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveMix", dependencies: ["LiveCore", "LiveCodec"], swiftSettings: optimize),
+        .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveRTMP", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
+        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveCodec", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
         .target(
-            name: "LiveLine", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix"],
+            name: "LiveLine",
+            dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveServer"],
             swiftSettings: optimize),
         .executableTarget(name: "liveline", dependencies: ["LiveLine"]),
         .executableTarget(
@@ -35,8 +40,11 @@ let package = Package(
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
+        .testTarget(name: "LiveNetTests", dependencies: ["LiveNet"]),
+        .testTarget(name: "LiveRTMPTests", dependencies: ["LiveRTMP"]),
+        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP"]),
         .testTarget(name: "LiveLineTests", dependencies: ["LiveLine"]),
-        .testTarget(name: "livelineTests", dependencies: ["LiveLine"]),
+        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveNet
+
+@Test func placeholderLiveNet() { #expect(Bool(true)) }

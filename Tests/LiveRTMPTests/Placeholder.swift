@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveRTMP
+
+@Test func placeholderLiveRTMP() { #expect(Bool(true)) }

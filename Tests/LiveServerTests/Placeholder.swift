@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveServer
+
+@Test func placeholderLiveServer() { #expect(Bool(true)) }
