@@ -1,0 +1,122 @@
+import Foundation
+import LiveCore
+
+/// A Gaussian blur of the whole picture, the seed's `ARCameraFilterMode.gaussianBlur`.
+///
+/// Separable (a horizontal then a vertical pass) on all three planes, edges clamped
+/// (the border sample repeats outward). `sigma` is in luma pixels; the half-size chroma
+/// planes use sigma/2 so colour blurs as far as brightness. Taps reach 3·sigma and are
+/// 14-bit fixed point summing to exactly 1, with a 16-bit intermediate, so a flat
+/// picture stays exactly flat. Sigma 0 returns the frame untouched.
+///
+/// Works in place. `process` runs on the capture thread only; `sigma` may be set from
+/// any thread and applies from the next frame.
+public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
+    /// The largest sigma accepted; larger values are clamped.
+    public static let maxSigma = 32.0
+
+    public let name = "blur"
+    private let setting: LockedValue<Double>
+
+    // Capture-thread scratch, grown when the frame size or sigma needs more.
+    private var kernelSigma = -1.0
+    private var lumaKernel: [Int32] = []
+    private var chromaKernel: [Int32] = []
+    private var padded: [UInt8] = []
+    private var rows: [UInt16] = []
+    private var accumulator: [Int32] = []
+
+    public init(sigma: Double = 4.0) {
+        setting = LockedValue(GaussianBlurFilter.clamp(sigma))
+    }
+
+    /// The blur's standard deviation in luma pixels (0…`maxSigma`; clamped).
+    public var sigma: Double {
+        get { setting.load() }
+        set { setting.store(GaussianBlurFilter.clamp(newValue)) }
+    }
+
+    static func clamp(_ sigma: Double) -> Double {
+        guard !sigma.isNaN else { return 0 }
+        return min(max(sigma, 0), maxSigma)
+    }
+
+    /// Integer taps (sum 16384) of a Gaussian of `sigma`, radius ceil(3·sigma): index r is the centre.
+    static func kernel(sigma: Double) -> [Int32] {
+        guard sigma >= 0.25 else { return [16384] }
+        let radius = Int((3 * sigma).rounded(.up))
+        let weights = (-radius...radius).map { x in
+            let d = Double(x)
+            return exp(-d * d / (2 * sigma * sigma))
+        }
+        let total = weights.reduce(0, +)
+        var taps = weights.map { Int32(($0 / total * 16384).rounded()) }
+        // Put the rounding remainder on the centre tap so the taps sum to exactly 1.
+        taps[radius] += 16384 - taps.reduce(0, +)
+        return taps
+    }
+
+    public func process(_ frame: VideoFrame) -> VideoFrame {
+        let sigma = setting.load()
+        guard sigma >= 0.25 else { return frame }
+        if sigma != kernelSigma {
+            kernelSigma = sigma
+            lumaKernel = GaussianBlurFilter.kernel(sigma: sigma)
+            chromaKernel = GaussianBlurFilter.kernel(sigma: sigma / 2)
+        }
+        let radius = lumaKernel.count / 2
+        if padded.count < frame.width + 2 * radius { padded = [UInt8](repeating: 0, count: frame.width + 2 * radius) }
+        if rows.count < frame.width * frame.height { rows = [UInt16](repeating: 0, count: frame.width * frame.height) }
+        if accumulator.count < frame.width { accumulator = [Int32](repeating: 0, count: frame.width) }
+        for p in 0..<3 {
+            let taps = p == 0 ? lumaKernel : chromaKernel
+            guard taps.count > 1 else { continue }
+            blur(frame.plane(p), stride: frame.stride(p), width: frame.planeWidth(p),
+                 height: frame.planeHeight(p), taps: taps)
+        }
+        return frame
+    }
+
+    private func blur(_ base: UnsafeMutablePointer<UInt8>, stride: Int, width: Int, height: Int, taps: [Int32]) {
+        let r = taps.count / 2
+        taps.withUnsafeBufferPointer { k in
+        padded.withUnsafeMutableBufferPointer { pad in
+        rows.withUnsafeMutableBufferPointer { tmp in
+        accumulator.withUnsafeMutableBufferPointer { acc in
+            let pad = pad.baseAddress!, tmp = tmp.baseAddress!, acc = acc.baseAddress!
+            let k = k.baseAddress!
+            // Horizontal pass into 8.8 fixed point; the taps are symmetric.
+            for y in 0..<height {
+                let src = base + y * stride
+                (pad + r).update(from: src, count: width)
+                pad.update(repeating: src[0], count: r)
+                (pad + r + width).update(repeating: src[width - 1], count: r)
+                let out = tmp + y * width
+                let centre = Int32(k[r])
+                for x in 0..<width {
+                    let c = pad + x + r
+                    var sum = centre &* Int32(c[0])
+                    for i in 1...r {
+                        sum &+= Int32(k[r + i]) &* (Int32(c[-i]) &+ Int32(c[i]))
+                    }
+                    out[x] = UInt16(truncatingIfNeeded: (sum &+ 32) >> 6)
+                }
+            }
+            // Vertical pass back into the plane, accumulating whole rows so the inner loop is contiguous.
+            for y in 0..<height {
+                acc.update(repeating: 1 << 21, count: width)
+                for i in 0..<(2 * r + 1) {
+                    let row = tmp + min(max(y - r + i, 0), height - 1) * width
+                    let w = k[i]
+                    for x in 0..<width {
+                        acc[x] &+= w &* Int32(row[x])
+                    }
+                }
+                let dst = base + y * stride
+                for x in 0..<width {
+                    dst[x] = UInt8(truncatingIfNeeded: acc[x] >> 22)
+                }
+            }
+        }}}}
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveMix
-
-@Test func placeholderLiveMix() { #expect(Bool(true)) }
