@@ -32,4 +32,28 @@ static inline unsigned int ll_v4l2_fourcc(char a, char b, char c, char d) {
     return v4l2_fourcc(a, b, c, d);
 }
 
+
+/* libv4l2's open and ioctl are variadic, which Swift cannot call: fixed-arity forms. */
+static inline int ll_v4l2_open(const char *path, int flags) {
+    return v4l2_open(path, flags);
+}
+
+static inline int ll_v4l2_ioctl(int fd, unsigned long request, void *arg) {
+    return v4l2_ioctl(fd, request, arg);
+}
+
+/* Pixel formats (built with the v4l2_fourcc macro) and camera-class control ids. */
+static const unsigned int LL_V4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;
+static const unsigned int LL_V4L2_PIX_FMT_NV12 = V4L2_PIX_FMT_NV12;
+static const unsigned int LL_V4L2_PIX_FMT_YUV420 = V4L2_PIX_FMT_YUV420;
+static const unsigned int LL_V4L2_PIX_FMT_MJPEG = V4L2_PIX_FMT_MJPEG;
+static const unsigned int LL_V4L2_CID_ZOOM_ABSOLUTE = V4L2_CID_ZOOM_ABSOLUTE;
+static const unsigned int LL_V4L2_CID_FOCUS_ABSOLUTE = V4L2_CID_FOCUS_ABSOLUTE;
+static const unsigned int LL_V4L2_CID_EXPOSURE_ABSOLUTE = V4L2_CID_EXPOSURE_ABSOLUTE;
+static const unsigned int LL_V4L2_FMT_FLAG_EMULATED = V4L2_FMT_FLAG_EMULATED;
+static const unsigned int LL_V4L2_CAP_VIDEO_CAPTURE = V4L2_CAP_VIDEO_CAPTURE;
+static const unsigned int LL_V4L2_CAP_STREAMING = V4L2_CAP_STREAMING;
+static const unsigned int LL_V4L2_CAP_DEVICE_CAPS = V4L2_CAP_DEVICE_CAPS;
+static const unsigned int LL_V4L2_CTRL_FLAG_DISABLED = V4L2_CTRL_FLAG_DISABLED;
+
 #endif

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveFilter
-
-@Test func placeholderLiveFilterTests() { #expect(Bool(true)) }
