@@ -24,6 +24,11 @@ public struct FFmpegError: Error, CustomStringConvertible, Equatable, Sendable {
 
     public static var eof: Int32 { ll_averror_eof() }
     public static var again: Int32 { ll_averror_eagain() }
+    /// AVERROR_INVALIDDATA, FFERRTAG('I','N','D','A') (a macro Swift cannot import).
+    public static var invalidData: Int32 {
+        -(Int32(UInt8(ascii: "I")) | Int32(UInt8(ascii: "N")) << 8 | Int32(UInt8(ascii: "D")) << 16
+            | Int32(UInt8(ascii: "A")) << 24)
+    }
 
     /// Throws when `code` is negative (FFmpeg's error convention); returns it otherwise.
     @discardableResult
