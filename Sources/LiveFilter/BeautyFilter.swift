@@ -13,7 +13,8 @@ import LiveCore
 ///    `eps / (variance + eps)`: flat, noisy skin is pulled almost all the way, edges
 ///    (variance ≫ eps) hardly at all. Every box mean is an O(1) running sum.
 /// 2. The pull is further scaled by a skin weight taken from chroma (Cb 77…127 and Cr
-///    133…173 with soft ramps), so non-skin areas get only `nonSkinSmoothing` of it.
+///    133…173 with soft ramps) and luma (too dark is not skin), so non-skin areas get
+///    only `nonSkinSmoothing` of it.
 /// 3. The per-window coefficients are box-averaged again and interpolated bilinearly
 ///    back to full resolution, where each pixel becomes `A·Y + B` (fixed point).
 /// 4. A tone curve brightens mid-tones (`brightening`), chroma gets a light 3x3
@@ -131,6 +132,17 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
+    /// Luma below which a pixel is too dark to be lit skin (hair, shadows, background),
+    /// and above which the chroma test alone decides; in between membership ramps up.
+    static let skinLuma = (low: 48, high: 88)
+
+    /// Skin membership 0…255 indexed by `Cb << 8 | Cr` of the sample and by its guide luma.
+    static func skinMembership(_ skin: UnsafePointer<UInt8>, cb: UInt8, cr: UInt8, luma: UInt8) -> Int32 {
+        let m = Int32(skin[Int(cb) << 8 | Int(cr)])
+        let l = min(max(Int32(luma) - Int32(skinLuma.low), 0), Int32(skinLuma.high - skinLuma.low))
+        return m * l / Int32(skinLuma.high - skinLuma.low)
+    }
+
     /// How much each half-resolution sample may be smoothed: strength × (skin weight,
     /// with a floor of `nonSkinSmoothing` elsewhere).
     private static func makeWeights(_ frame: VideoFrame, _ ws: BeautyWorkspace, strength: Float) {
@@ -140,9 +152,11 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             let skin = skin.baseAddress!
             for j in 0..<ws.height {
                 let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
-                let out = ws.weight + j * ws.width
+                let out = ws.weight + j * ws.width, g = ws.guide + j * ws.width
+                let membership = ws.membership + j * ws.width
                 for i in 0..<ws.width {
-                    let m = skin[Int(u[i]) << 8 | Int(v[i])]
+                    let m = skinMembership(skin, cb: u[i], cr: v[i], luma: g[i])
+                    membership[i] = UInt8(truncatingIfNeeded: m)
                     out[i] = base + perLevel * Float(m)
                 }
             }
@@ -288,30 +302,27 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                 out[w + 1] = row[w - 1]
             }
         }
-        skinTable.withUnsafeBufferPointer { skin in
-            let skin = skin.baseAddress!
-            for j in 0..<h {
-                let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
-                let weight = ws.weight + j * w
-                let pu = ws.paddedU + (j + 1) * pw + 1, pv = ws.paddedV + (j + 1) * pw + 1
-                for i in 0..<w {
-                    let cu = Int32(pu[i]), cv = Int32(pv[i])
-                    let su = Int32(pu[i - pw - 1]) &+ Int32(pu[i - pw]) &+ Int32(pu[i - pw + 1])
-                        &+ Int32(pu[i - 1]) &+ cu &+ Int32(pu[i + 1])
-                        &+ Int32(pu[i + pw - 1]) &+ Int32(pu[i + pw]) &+ Int32(pu[i + pw + 1])
-                    let sv = Int32(pv[i - pw - 1]) &+ Int32(pv[i - pw]) &+ Int32(pv[i - pw + 1])
-                        &+ Int32(pv[i - 1]) &+ cv &+ Int32(pv[i + 1])
-                        &+ Int32(pv[i + pw - 1]) &+ Int32(pv[i + pw]) &+ Int32(pv[i + pw + 1])
-                    // Q8 weights: half the luma smoothing weight, and the skin membership.
-                    let k = Int32(weight[i] * 128)
-                    let m = Int32(skin[Int(cu) << 8 | Int(cv)])
-                    // 9 * cu * 7282 / 65536 ≈ cu: both in Q8 after the shift.
-                    let meanU = (su &* 7282) >> 8, meanV = (sv &* 7282) >> 8
-                    let outU = (cu << 8) &+ ((meanU &- (cu << 8)) &* k) >> 8 &+ (cbShift &* m) / 255
-                    let outV = (cv << 8) &+ ((meanV &- (cv << 8)) &* k) >> 8 &+ (crShift &* m) / 255
-                    u[i] = UInt8(min(max((outU &+ 128) >> 8, 0), 255))
-                    v[i] = UInt8(min(max((outV &+ 128) >> 8, 0), 255))
-                }
+        for j in 0..<h {
+            let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
+            let weight = ws.weight + j * w, membership = ws.membership + j * w
+            let pu = ws.paddedU + (j + 1) * pw + 1, pv = ws.paddedV + (j + 1) * pw + 1
+            for i in 0..<w {
+                let cu = Int32(pu[i]), cv = Int32(pv[i])
+                let su = Int32(pu[i - pw - 1]) &+ Int32(pu[i - pw]) &+ Int32(pu[i - pw + 1])
+                    &+ Int32(pu[i - 1]) &+ cu &+ Int32(pu[i + 1])
+                    &+ Int32(pu[i + pw - 1]) &+ Int32(pu[i + pw]) &+ Int32(pu[i + pw + 1])
+                let sv = Int32(pv[i - pw - 1]) &+ Int32(pv[i - pw]) &+ Int32(pv[i - pw + 1])
+                    &+ Int32(pv[i - 1]) &+ cv &+ Int32(pv[i + 1])
+                    &+ Int32(pv[i + pw - 1]) &+ Int32(pv[i + pw]) &+ Int32(pv[i + pw + 1])
+                // Q8 weights: half the luma smoothing weight, and the skin membership.
+                let k = Int32(weight[i] * 128)
+                let m = Int32(membership[i])
+                // 9 * cu * 7282 / 65536 ≈ cu: both in Q8 after the shift.
+                let meanU = (su &* 7282) >> 8, meanV = (sv &* 7282) >> 8
+                let outU = (cu << 8) &+ ((meanU &- (cu << 8)) &* k) >> 8 &+ (cbShift &* m) / 255
+                let outV = (cv << 8) &+ ((meanV &- (cv << 8)) &* k) >> 8 &+ (crShift &* m) / 255
+                u[i] = UInt8(min(max((outU &+ 128) >> 8, 0), 255))
+                v[i] = UInt8(min(max((outV &+ 128) >> 8, 0), 255))
             }
         }
     }

@@ -11,6 +11,8 @@ final class BeautyWorkspace {
     let guide: UnsafeMutablePointer<UInt8>
     /// How much each half-resolution sample may be smoothed (strength × skin weight), 0…1.
     let weight: UnsafeMutablePointer<Float>
+    /// Skin membership of each half-resolution sample, 0…255.
+    let membership: UnsafeMutablePointer<UInt8>
     /// Per-window guided-filter coefficients, 12-bit fixed point (a' and b'·256 scale).
     let coefA: UnsafeMutablePointer<Int32>
     let coefB: UnsafeMutablePointer<Int32>
@@ -35,6 +37,7 @@ final class BeautyWorkspace {
         let n = width * height
         guide = .allocate(capacity: n)
         weight = .allocate(capacity: n)
+        membership = .allocate(capacity: n)
         coefA = .allocate(capacity: n)
         coefB = .allocate(capacity: n)
         meanA = .allocate(capacity: n)
@@ -48,7 +51,7 @@ final class BeautyWorkspace {
     }
 
     deinit {
-        for p in [guide, paddedU, paddedV] { p.deallocate() }
+        for p in [guide, membership, paddedU, paddedV] { p.deallocate() }
         weight.deallocate()
         for p in [coefA, coefB, meanA, meanB, columns1, columns2, rowA, rowB] { p.deallocate() }
     }

@@ -26,10 +26,10 @@ public final class WatermarkFilter: VideoFilter, @unchecked Sendable {
     private let placed: LockedValue<PlacedLogo?>
 
     /// - Parameters:
-    ///   - logo: the picture to draw, nil for none.
+    ///   - image: the logo to draw, nil for none.
     ///   - x, y: its top-left corner in the frame (rounded down to even; may be negative).
-    public init(logo: RGBAImage? = nil, x: Int = 0, y: Int = 0) {
-        placed = LockedValue(logo.flatMap { PlacedLogo($0, x: x, y: y) })
+    public init(image: RGBAImage? = nil, x: Int = 0, y: Int = 0) {
+        placed = LockedValue(image.flatMap { PlacedLogo($0, x: x, y: y) })
     }
 
     /// Sets (or with nil removes) the logo and where it goes; `setLogoView:`.

@@ -69,6 +69,9 @@ public final class ZoomFilter: VideoFilter, @unchecked Sendable {
         return out
     }
 
+    /// Frames the output pool has allocated (a steady stream stops growing it).
+    var frameAllocations: Int { pool?.allocations ?? 0 }
+
     private func configure(for frame: VideoFrame, zoom: Double) {
         let sizeChanged = pool.map { $0.width != frame.width || $0.height != frame.height } ?? true
         if sizeChanged {
