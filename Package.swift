@@ -35,6 +35,7 @@ let package = Package(
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
+        .executableTarget(name: "compositor-bench", dependencies: ["LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
