@@ -19,6 +19,11 @@ public final class LibV4L2Device: V4L2DeviceIO {
     public func open(path: String) throws {
         close()
         self.path = path
+        // Only character devices are V4L2 nodes; libv4l2 would complain on stderr about anything else.
+        var info = stat()
+        if stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFCHR {
+            throw V4L2Error(call: "open", errno: ENODEV, path: path)
+        }
         // Non-blocking, so a stalled camera times out in `poll` instead of hanging DQBUF.
         fd = try V4L2Error.check("open", path: path) { ll_v4l2_open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC) }!
     }

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveCapture
-
-@Test func placeholderLiveCaptureTests() { #expect(Bool(true)) }
