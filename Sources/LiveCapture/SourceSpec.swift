@@ -71,7 +71,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .color(let color):
             return try ColorSource(color: color, width: width, height: height, fps: fps, realTime: realTime)
         case .file(let path):
-            throw LiveError(.notSupported, "file sources need MediaFileReader: \(path)") //FILESOURCE
+            return try FileSource(path: path, width: width, height: height, fps: fps, realTime: realTime, loop: true)
         case .camera(let device):
             return try V4L2Camera(path: device, width: width, height: height, fps: fps)
         }
