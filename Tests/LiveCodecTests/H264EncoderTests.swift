@@ -42,4 +42,83 @@ import Testing
         print("average Y PSNR at 2500 kbit/s: \(psnr) dB")
         #expect(psnr >= 35)
     }
+
+    @Test func requestKeyframeMakesTheNextPacketAnIDRWithParameterSets() throws {
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500))
+        let frame = VideoFrame(width: 320, height: 240)
+        var packets: [EncodedVideoPacket] = []
+        for i in 0..<20 {
+            TestPictures.drawMoving(frame, index: i)
+            frame.pts = MediaTime(frame: Int64(i), fps: 30)
+            if i == 10 { encoder.requestKeyframe() }
+            packets += try encoder.encode(frame)
+        }
+        #expect(packets.count == 20)
+        // (x264 may add scene-cut keyframes later; the moving box wraps around at frame 18.)
+        #expect(packets[0].isKeyframe && packets[10].isKeyframe)
+        #expect(!packets[1..<10].contains { $0.isKeyframe })
+        for index in [0, 10] {
+            let types = H264Bitstream.annexBUnits(packets[index].data).map { H264Bitstream.nalType($0.first!) }
+            #expect(types.contains(H264Bitstream.NALType.sps))
+            #expect(types.contains(H264Bitstream.NALType.pps))
+            #expect(types.contains(H264Bitstream.NALType.idrSlice))
+        }
+        // A player joining at the requested IDR decodes it without the global header.
+        let decoder = try H264Decoder()
+        let frames = try decoder.decode(annexB: packets[10].data, pts: packets[10].pts)
+        #expect(frames.count == 1)
+    }
+
+    @Test func lowerBitrateLowersBytesPerSecond() throws {
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 640, height: 360, fps: 30, bitrateKbps: 2500))
+        let frame = VideoFrame(width: 640, height: 360)
+        var before = 0, after = 0
+        for i in 0..<120 {
+            TestPictures.drawNoise(frame, index: i)
+            frame.pts = MediaTime(frame: Int64(i), fps: 30)
+            if i == 60 { encoder.setBitrate(kbps: 500) }
+            let bytes = try encoder.encode(frame).reduce(0) { $0 + $1.data.count }
+            if i < 60 { before += bytes } else { after += bytes }
+        }
+        let kbpsBefore = before * 8 / 2 / 1000, kbpsAfter = after * 8 / 2 / 1000
+        print("noise at 2500 kbit/s: \(kbpsBefore) kbit/s; after setBitrate(500): \(kbpsAfter) kbit/s")
+        #expect(encoder.streamInfo.bitrate == 500_000)
+        #expect(kbpsBefore > 1500)
+        #expect(kbpsAfter < kbpsBefore / 2)
+    }
+
+    @Test func captureTimesFollowFramesThroughBFrames() throws {
+        let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 800, tune: "film", bFrames: 2)
+        let encoder = try H264Encoder(config: config)
+        let decoder = try H264Decoder(extradata: encoder.streamInfo.extradata)
+        let frame = VideoFrame(width: 320, height: 240)
+        var packets: [EncodedVideoPacket] = []
+        for i in 0..<30 {
+            TestPictures.drawMoving(frame, index: i)
+            frame.pts = MediaTime(frame: Int64(i), fps: 30)
+            frame.captureTimeMicros = 5_000_000 + UInt64(i) * 1000
+            packets += try encoder.encode(frame)
+        }
+        packets += try encoder.flush()
+        #expect(packets.count == 30)
+        #expect(packets.contains { $0.pts != $0.dts })
+        var decoded: [VideoFrame] = []
+        for packet in packets {
+            let index = packet.pts.micros * 30 / 1_000_000 + (packet.pts.micros * 30 % 1_000_000 == 0 ? 0 : 1)
+            #expect(packet.captureTimeMicros == 5_000_000 + UInt64(index) * 1000)
+            #expect(packet.dts <= packet.pts)
+            decoded += try decoder.decode(annexB: packet.data, pts: packet.pts)
+        }
+        decoded += try decoder.flush()
+        #expect(decoded.count == 30)
+        for frame in decoded {
+            let index = (frame.pts.micros * 30 + 999_999) / 1_000_000
+            #expect(frame.captureTimeMicros == 5_000_000 + UInt64(index) * 1000)
+        }
+    }
+
+    @Test func rejectsFramesOfAnotherSize() throws {
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500))
+        #expect(throws: H264Encoder.EncoderError.self) { try encoder.encode(VideoFrame(width: 640, height: 480)) }
+    }
 }
