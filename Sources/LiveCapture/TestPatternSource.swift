@@ -46,15 +46,15 @@ public final class TestPatternSource: VideoSource {
         for x in 0..<width {
             let bar = bars[min(7, x * 8 / width)]
             barsY[x] = bar.y; barsY[x + width] = bar.y
-            // A ramp: dark to light luma, with chroma turning through the hues.
-            let ramp = UInt8(16 + 219 * x / max(1, width - 1))
+            // A ramp up and back down (no seam where the period wraps), chroma turning through the hues.
+            let ramp = UInt8(16 + 219 * TestPatternSource.triangle(x, period: width) / 1024)
             rampY[x] = ramp; rampY[x + width] = ramp
         }
         for cx in 0..<cw {
             let bar = bars[min(7, cx * 2 * 8 / width)]
             barsU[cx] = bar.u; barsU[cx + cw] = bar.u
             barsV[cx] = bar.v; barsV[cx + cw] = bar.v
-            let u = UInt8(16 + 224 * cx / max(1, cw - 1))
+            let u = UInt8(16 + 224 * TestPatternSource.triangle(cx, period: cw) / 1024)
             rampU[cx] = u; rampU[cx + cw] = u
             rampV[cx] = UInt8(256 - Int(u)); rampV[cx + cw] = UInt8(256 - Int(u))
         }
@@ -129,6 +129,12 @@ public final class TestPatternSource: VideoSource {
         }
     }
 
+    /// 0 at the ends of a period, 1024 in the middle, linear in between.
+    static func triangle(_ x: Int, period: Int) -> Int {
+        let half = max(1, period / 2)
+        return (x < half ? x : max(0, period - x)) * 1024 / half
+    }
+
     static let squareColor = YUVColor(r: 255, g: 128, b: 0)
     /// The counter shows the index modulo this (six digits: over nine hours at 30 fps).
     static let counterModulus = 1_000_000
@@ -197,8 +203,8 @@ public final class TestPatternSource: VideoSource {
             square = max(2, even(height / 6))
             // Digits about an eighth of the picture high.
             let dh = max(10, even(height / 8))
-            let dw = max(6, even(dh / 2))
-            let thickness = max(2, even(dh / 9))
+            let dw = max(6, even(dh * 11 / 20))
+            let thickness = max(2, even(dh / 7))
             let gap = max(2, even(dh / 4))
             digit = Digit(width: dw, height: dh, thickness: thickness, gap: gap)
             let boxWidth = 6 * (dw + gap) + gap
