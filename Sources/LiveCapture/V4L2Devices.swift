@@ -40,6 +40,11 @@ public struct V4L2Devices: CustomStringConvertible, Sendable {
         return V4L2Devices(devices: found)
     }
 
+    /// The capture devices found by `scan`, in node order; empty when there is no camera.
+    public static func list(directory: String = "/dev") -> [Device] {
+        scan(directory: directory).devices
+    }
+
     /// What one device says about itself, or nil when it is not a capture device.
     public static func probe(_ device: V4L2DeviceIO, path: String) -> Device? {
         guard (try? device.open(path: path)) != nil,

@@ -157,6 +157,7 @@ import Testing
         let found = V4L2Devices.scan(directory: dir.path)
         #expect(found.devices.isEmpty)
         #expect(found.description == "no V4L2 capture devices found")
+        #expect(V4L2Devices.list(directory: dir.path).isEmpty)
     }
 
     @Test func nodesThatAreNotCamerasAreLeftOut() throws {
