@@ -16,9 +16,13 @@ import LiveCore
 ///    133…173 with soft ramps) and luma (too dark is not skin), so non-skin areas get
 ///    only `nonSkinSmoothing` of it.
 /// 3. The per-window coefficients are box-averaged again and interpolated bilinearly
-///    back to full resolution, where each pixel becomes `A·Y + B` (fixed point).
-/// 4. A tone curve brightens mid-tones (`brightening`), chroma gets a light 3x3
-///    smoothing on skin and a shift toward red (`rosiness`) on skin.
+///    back to full resolution, where each pixel becomes `A·Y + B`.
+/// 4. A tone curve (a parabola through black and white, applied as its tangent per
+///    half-resolution sample) brightens mid-tones (`brightening`); chroma gets a light 3x3 smoothing on skin and a shift toward red
+///    (`rosiness`) in proportion to skin membership.
+///
+/// Statistics are exact integer running sums; the per-sample arithmetic is `Float` so
+/// the loops vectorise.
 ///
 /// Works in place. `process` runs on the capture thread only and allocates nothing
 /// after the first frame of a size; `strength` may be set from any thread and applies
@@ -40,10 +44,6 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
 
     // Capture-thread state.
     private var workspace: BeautyWorkspace?
-    private var toneStrength = -1.0
-    private var toneCurve = [UInt8](repeating: 0, count: 256)
-    private var crShift: Int32 = 0
-    private var cbShift: Int32 = 0
 
     /// - Parameter strength: 0 (off) … 1 (strongest).
     public init(strength: Double = 0.7) {
@@ -74,35 +74,26 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         BeautyFilter.makeGuide(frame, ws)
         BeautyFilter.makeWeights(frame, ws, strength: Float(strength))
         BeautyFilter.windowCoefficients(ws)
-        BeautyFilter.meanCoefficients(ws)
-        toneCurve.withUnsafeBufferPointer { BeautyFilter.applyLuma(frame, ws, curve: $0.baseAddress!) }
-        BeautyFilter.applyChroma(frame, ws, cbShift: cbShift, crShift: crShift)
+        // The tone curve f(q) = q + lift·n·(1 - n), n = (q - 16)/219, is a parabola
+        // through black and white that lifts mid-grey by `brightening` of the range.
+        let lift = Float(strength * BeautyFilter.brightening) * 4 * 219
+        BeautyFilter.meanCoefficients(ws, lift: lift)
+        BeautyFilter.applyLuma(frame, ws)
+        BeautyFilter.applyChroma(frame, ws, plane: 1, shift: Float(strength * BeautyFilter.rosiness.cb))
+        BeautyFilter.applyChroma(frame, ws, plane: 2, shift: Float(strength * BeautyFilter.rosiness.cr))
         return frame
     }
 
     private func configure(for frame: VideoFrame, strength: Double) -> BeautyWorkspace {
         let w = frame.width / 2, h = frame.height / 2
         let r = BeautyFilter.radius(width: frame.width, height: frame.height)
-        if workspace == nil || workspace!.width != w || workspace!.height != h || workspace!.radius != r {
-            workspace = BeautyWorkspace(width: w, height: h, radius: r)
-        }
-        if strength != toneStrength {
-            toneStrength = strength
-            // A parabola through the ends of the video range lifts mid-tones most and
-            // keeps black and white where they are.
-            let lift = strength * BeautyFilter.brightening * 4 * 219
-            for v in 0..<256 {
-                let n = min(max(Double(v - 16) / 219, 0), 1)
-                toneCurve[v] = UInt8(min(255, (Double(v) + lift * n * (1 - n)).rounded()))
-            }
-            // Q8 shifts, applied in proportion to the skin weight.
-            crShift = Int32((strength * BeautyFilter.rosiness.cr * 256).rounded())
-            cbShift = Int32((strength * BeautyFilter.rosiness.cb * 256).rounded())
-        }
-        return workspace!
+        if let ws = workspace, ws.width == w, ws.height == h, ws.radius == r { return ws }
+        let ws = BeautyWorkspace(width: w, height: h, radius: r)
+        workspace = ws
+        return ws
     }
 
-    /// Skin membership 0…255 indexed by `Cb << 8 | Cr`.
+    /// Skin membership 0…255 by chroma alone, indexed by `Cb << 8 | Cr`.
     static let skinTable: [UInt8] = {
         func ramp(_ value: Int, _ low: Int, _ high: Int, soft: Int) -> Double {
             if value < low { return max(0, 1 - Double(low - value) / Double(soft)) }
@@ -119,6 +110,10 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         return table
     }()
 
+    /// Luma below which a pixel is too dark to be lit skin (hair, shadows, background),
+    /// and above which the chroma test alone decides; in between membership ramps up.
+    static let skinLuma: (low: Float, high: Float) = (48, 88)
+
     /// The guide: luma averaged over each 2x2 block.
     private static func makeGuide(_ frame: VideoFrame, _ ws: BeautyWorkspace) {
         let w = ws.width, s = frame.stride(0), y = frame.y
@@ -132,32 +127,25 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
-    /// Luma below which a pixel is too dark to be lit skin (hair, shadows, background),
-    /// and above which the chroma test alone decides; in between membership ramps up.
-    static let skinLuma = (low: 48, high: 88)
-
-    /// Skin membership 0…255 indexed by `Cb << 8 | Cr` of the sample and by its guide luma.
-    static func skinMembership(_ skin: UnsafePointer<UInt8>, cb: UInt8, cr: UInt8, luma: UInt8) -> Int32 {
-        let m = Int32(skin[Int(cb) << 8 | Int(cr)])
-        let l = min(max(Int32(luma) - Int32(skinLuma.low), 0), Int32(skinLuma.high - skinLuma.low))
-        return m * l / Int32(skinLuma.high - skinLuma.low)
-    }
-
-    /// How much each half-resolution sample may be smoothed: strength × (skin weight,
-    /// with a floor of `nonSkinSmoothing` elsewhere).
+    /// Skin membership (chroma table × luma ramp) and the smoothing weight
+    /// strength × (`nonSkinSmoothing` + the rest × membership) of each half-resolution sample.
     private static func makeWeights(_ frame: VideoFrame, _ ws: BeautyWorkspace, strength: Float) {
-        let floor = nonSkinSmoothing
-        let perLevel = strength * (1 - floor) / 255, base = strength * floor
+        let base = strength * nonSkinSmoothing, perMember = strength * (1 - nonSkinSmoothing)
+        let lumaLow = skinLuma.low, lumaScale = 1 / (skinLuma.high - skinLuma.low)
         skinTable.withUnsafeBufferPointer { skin in
             let skin = skin.baseAddress!
             for j in 0..<ws.height {
                 let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
-                let out = ws.weight + j * ws.width, g = ws.guide + j * ws.width
-                let membership = ws.membership + j * ws.width
+                let g = ws.guide + j * ws.width
+                let membership = ws.membership + j * ws.width, weight = ws.weight + j * ws.width
                 for i in 0..<ws.width {
-                    let m = skinMembership(skin, cb: u[i], cr: v[i], luma: g[i])
-                    membership[i] = UInt8(truncatingIfNeeded: m)
-                    out[i] = base + perLevel * Float(m)
+                    membership[i] = Float(skin[Int(u[i]) << 8 | Int(v[i])]) * (1 / 255)
+                }
+                for i in 0..<ws.width {
+                    let lit = min(max((Float(g[i]) - lumaLow) * lumaScale, 0), 1)
+                    let m = membership[i] * lit
+                    membership[i] = m
+                    weight[i] = base + perMember * m
                 }
             }
         }
@@ -168,7 +156,7 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     /// in 12-bit fixed point.
     private static func windowCoefficients(_ ws: BeautyWorkspace) {
         let w = ws.width, h = ws.height, r = ws.radius
-        let c1 = ws.columns1, c2 = ws.columns2
+        let c1 = ws.columns1, c2 = ws.columns2, s1 = ws.sums1, s2 = ws.sums2
         let invN = 1 / Float((2 * r + 1) * (2 * r + 1))
         let eps = BeautyFilter.eps
         (c1 + r).update(repeating: 0, count: w)
@@ -182,42 +170,34 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             }
         }
         for y in 0..<h {
-            c1.update(repeating: c1[r], count: r)
-            c2.update(repeating: c2[r], count: r)
-            (c1 + r + w).update(repeating: c1[r + w - 1], count: r)
-            (c2 + r + w).update(repeating: c2[r + w - 1], count: r)
-            var s1: Int32 = 0, s2: Int32 = 0
-            for i in 0..<(2 * r) {
-                s1 &+= c1[i]
-                s2 &+= c2[i]
-            }
+            boxRow(c1, c2, width: w, radius: r, into: s1, s2)
             let weight = ws.weight + y * w, a = ws.coefA + y * w, b = ws.coefB + y * w
             for x in 0..<w {
-                s1 &+= c1[x + 2 * r]
-                s2 &+= c2[x + 2 * r]
-                let mean = Float(s1) * invN
-                let variance = max(Float(s2) * invN - mean * mean, 0)
+                let mean = Float(s1[x]) * invN
+                let variance = max(Float(s2[x]) * invN - mean * mean, 0)
                 let pull = weight[x] * eps / (variance + eps)
                 a[x] = Int32(4096 - pull * 4096 + 0.5)
                 b[x] = Int32(pull * mean * 4096 + 0.5)
-                s1 &-= c1[x]
-                s2 &-= c2[x]
             }
             let add = ws.guide + min(y + r + 1, h - 1) * w, sub = ws.guide + max(y - r, 0) * w
             for x in 0..<w {
                 let p = Int32(add[x]), q = Int32(sub[x])
                 c1[r + x] &+= p &- q
-                c2[r + x] &+= p &* p &- q &* q
+                c2[r + x] &+= (p &- q) &* (p &+ q)
             }
         }
     }
 
-    /// Pass 2: the box means of a' and b' (still 12-bit fixed point).
-    private static func meanCoefficients(_ ws: BeautyWorkspace) {
+    /// Pass 2: the box means a and b of a' and b', as Float, with the tone curve folded
+    /// in as its tangent at the sample's smoothed value q0 = a·guide + b:
+    /// A = f'(q0)·a, B = f(q0) + f'(q0)·(b - q0), so A·Y + B = f(q0) + f'(q0)·(a·Y + b - q0).
+    /// The curve is gentle (its slope changes by at most 2·lift/219 over the video
+    /// range), so the tangent is within a level of the curve for pixels up to ~30 levels
+    /// from their neighbourhood and saves a per-pixel curve at full resolution.
+    private static func meanCoefficients(_ ws: BeautyWorkspace, lift: Float) {
         let w = ws.width, h = ws.height, r = ws.radius
-        let c1 = ws.columns1, c2 = ws.columns2
-        let count = (2 * r + 1) * (2 * r + 1)
-        let reciprocal = ((1 << 24) + count / 2) / count
+        let c1 = ws.columns1, c2 = ws.columns2, s1 = ws.sums1, s2 = ws.sums2
+        let scale = 1 / Float((2 * r + 1) * (2 * r + 1) * 4096)
         (c1 + r).update(repeating: 0, count: w)
         (c2 + r).update(repeating: 0, count: w)
         for k in -r...r {
@@ -228,23 +208,17 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             }
         }
         for y in 0..<h {
-            c1.update(repeating: c1[r], count: r)
-            c2.update(repeating: c2[r], count: r)
-            (c1 + r + w).update(repeating: c1[r + w - 1], count: r)
-            (c2 + r + w).update(repeating: c2[r + w - 1], count: r)
-            var s1 = 0, s2 = 0
-            for i in 0..<(2 * r) {
-                s1 &+= Int(c1[i])
-                s2 &+= Int(c2[i])
-            }
-            let a = ws.meanA + y * w, b = ws.meanB + y * w
+            boxRow(c1, c2, width: w, radius: r, into: s1, s2)
+            let a = ws.meanA + y * w, b = ws.meanB + y * w, g = ws.guide + y * w
             for x in 0..<w {
-                s1 &+= Int(c1[x + 2 * r])
-                s2 &+= Int(c2[x + 2 * r])
-                a[x] = Int32(truncatingIfNeeded: (s1 &* reciprocal &+ (1 << 23)) >> 24)
-                b[x] = Int32(truncatingIfNeeded: (s2 &* reciprocal &+ (1 << 23)) >> 24)
-                s1 &-= Int(c1[x])
-                s2 &-= Int(c2[x])
+                let meanA = Float(s1[x]) * scale, meanB = Float(s2[x]) * scale
+                let q0 = meanA * Float(g[x]) + meanB
+                let n = (q0 - 16) * (1 / 219)
+                let inside = n > 0 && n < 1
+                let slope: Float = inside ? 1 + lift * (1 - 2 * n) * (1 / 219) : 1
+                let raised: Float = inside ? q0 + lift * n * (1 - n) : q0
+                a[x] = slope * meanA
+                b[x] = raised + slope * (meanB - q0)
             }
             let add = min(y + r + 1, h - 1) * w, sub = max(y - r, 0) * w
             for x in 0..<w {
@@ -254,75 +228,103 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
-    /// Pass 3: each full-resolution pixel becomes tone(A·Y + B), with A and B
-    /// interpolated bilinearly from the half-resolution means (weights 1/4 and 3/4 in
-    /// each direction, since a full-resolution pixel sits a quarter sample away from
-    /// the nearest half-resolution centre).
-    private static func applyLuma(_ frame: VideoFrame, _ ws: BeautyWorkspace, curve: UnsafePointer<UInt8>) {
-        let w = ws.width, h = ws.height, s = frame.stride(0)
-        let rowA = ws.rowA, rowB = ws.rowB
+    /// Horizontal window sums of two rows of column sums (padded by `radius` each side,
+    /// the padding filled here by repeating the edge columns).
+    @inline(__always)
+    private static func boxRow(_ c1: UnsafeMutablePointer<Int32>, _ c2: UnsafeMutablePointer<Int32>,
+                               width w: Int, radius r: Int,
+                               into s1: UnsafeMutablePointer<Int32>, _ s2: UnsafeMutablePointer<Int32>) {
+        c1.update(repeating: c1[r], count: r)
+        c2.update(repeating: c2[r], count: r)
+        (c1 + r + w).update(repeating: c1[r + w - 1], count: r)
+        (c2 + r + w).update(repeating: c2[r + w - 1], count: r)
+        var a: Int32 = 0, b: Int32 = 0
+        for i in 0...(2 * r) {
+            a &+= c1[i]
+            b &+= c2[i]
+        }
+        s1[0] = a
+        s2[0] = b
+        // Adding the difference keeps one add on each sum's dependency chain.
+        for x in 1..<max(w, 1) {
+            a &+= c1[x + 2 * r] &- c1[x - 1]
+            b &+= c2[x + 2 * r] &- c2[x - 1]
+            s1[x] = a
+            s2[x] = b
+        }
+    }
+
+    /// Interpolates half-resolution row `j` of the mean coefficients to full width
+    /// (weights 3/4 and 1/4: a full-resolution pixel sits a quarter sample from the
+    /// nearest half-resolution centre) into ring slot j % 3.
+    @inline(__always)
+    private static func widen(_ ws: BeautyWorkspace, row j: Int) {
+        let w = ws.width
+        let a = ws.meanA + j * w, b = ws.meanB + j * w
+        let outA = ws.wideA + (j % 3) * ws.fullWidth, outB = ws.wideB + (j % 3) * ws.fullWidth
+        // The edge samples repeat outward; the loop in between needs no clamping.
+        outA[0] = a[0]
+        outB[0] = b[0]
+        outA[2 * w - 1] = a[w - 1]
+        outB[2 * w - 1] = b[w - 1]
+        for i in 0..<(w - 1) {
+            let a0 = a[i], a1 = a[i + 1], b0 = b[i], b1 = b[i + 1]
+            outA[2 * i + 1] = 0.75 * a0 + 0.25 * a1
+            outA[2 * i + 2] = 0.25 * a0 + 0.75 * a1
+            outB[2 * i + 1] = 0.75 * b0 + 0.25 * b1
+            outB[2 * i + 2] = 0.25 * b0 + 0.75 * b1
+        }
+    }
+
+    /// Pass 3: each full-resolution pixel becomes A·Y + B (rounded, clamped), with A
+    /// and B interpolated bilinearly from the half-resolution coefficients.
+    private static func applyLuma(_ frame: VideoFrame, _ ws: BeautyWorkspace) {
+        let h = ws.height, fw = ws.fullWidth, s = frame.stride(0)
+        widen(ws, row: 0)
+        if h > 1 { widen(ws, row: 1) }
         for j in 0..<h {
-            for dy in 0..<2 {
-                let near = j * w
-                let far = (dy == 0 ? max(j - 1, 0) : min(j + 1, h - 1)) * w
-                for i in 0..<w {
-                    rowA[i + 1] = 3 &* ws.meanA[near + i] &+ ws.meanA[far + i]
-                    rowB[i + 1] = 3 &* ws.meanB[near + i] &+ ws.meanB[far + i]
-                }
-                rowA[0] = rowA[1]
-                rowB[0] = rowB[1]
-                rowA[w + 1] = rowA[w]
-                rowB[w + 1] = rowB[w]
-                let p = frame.y + (2 * j + dy) * s
-                for i in 0..<w {
-                    let ca = 3 &* rowA[i + 1], cb = 3 &* rowB[i + 1]
-                    let a0 = rowA[i] &+ ca, b0 = rowB[i] &+ cb
-                    let a1 = ca &+ rowA[i + 2], b1 = cb &+ rowB[i + 2]
-                    let q0 = (a0 &* Int32(p[2 * i]) &+ b0 &+ 32768) >> 16
-                    let q1 = (a1 &* Int32(p[2 * i + 1]) &+ b1 &+ 32768) >> 16
-                    p[2 * i] = curve[Int(min(max(q0, 0), 255))]
-                    p[2 * i + 1] = curve[Int(min(max(q1, 0), 255))]
-                }
+            if j >= 1 && j + 1 < h { widen(ws, row: j + 1) }
+            let nearA = ws.wideA + (j % 3) * fw, nearB = ws.wideB + (j % 3) * fw
+            let up = max(j - 1, 0) % 3, down = min(j + 1, h - 1) % 3
+            let upA = ws.wideA + up * fw, upB = ws.wideB + up * fw
+            let downA = ws.wideA + down * fw, downB = ws.wideB + down * fw
+            let p0 = frame.y + 2 * j * s, p1 = p0 + s
+            for x in 0..<fw {
+                let a = 0.75 * nearA[x], b = 0.75 * nearB[x]
+                let q0 = (a + 0.25 * upA[x]) * Float(p0[x]) + (b + 0.25 * upB[x]) + 0.5
+                let q1 = (a + 0.25 * downA[x]) * Float(p1[x]) + (b + 0.25 * downB[x]) + 0.5
+                p0[x] = UInt8(truncatingIfNeeded: Int32(min(max(q0, 0), 255)))
+                p1[x] = UInt8(truncatingIfNeeded: Int32(min(max(q1, 0), 255)))
             }
         }
     }
 
-    /// Chroma: a 3x3 mean blended in by half the smoothing weight, then the rosy shift
-    /// in proportion to the skin membership.
-    private static func applyChroma(_ frame: VideoFrame, _ ws: BeautyWorkspace, cbShift: Int32, crShift: Int32) {
+    /// Chroma plane 1 (Cb) or 2 (Cr): a 3x3 mean blended in by half the smoothing
+    /// weight, then `shift` levels in proportion to skin membership.
+    private static func applyChroma(_ frame: VideoFrame, _ ws: BeautyWorkspace, plane: Int, shift: Float) {
         let w = ws.width, h = ws.height, pw = w + 2
-        for plane in 1...2 {
-            let padded = plane == 1 ? ws.paddedU : ws.paddedV
-            let src = frame.plane(plane), s = frame.stride(plane)
-            for j in -1...h {
-                let row = src + min(max(j, 0), h - 1) * s
-                let out = padded + (j + 1) * pw
-                (out + 1).update(from: row, count: w)
-                out[0] = row[0]
-                out[w + 1] = row[w - 1]
-            }
+        let padded = plane == 1 ? ws.paddedU : ws.paddedV
+        let src = frame.plane(plane), s = frame.stride(plane)
+        for j in -1...h {
+            let row = src + min(max(j, 0), h - 1) * s
+            let out = padded + (j + 1) * pw
+            (out + 1).update(from: row, count: w)
+            out[0] = row[0]
+            out[w + 1] = row[w - 1]
         }
+        let columns = ws.sums1
         for j in 0..<h {
-            let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
+            let r0 = padded + j * pw, r1 = r0 + pw, r2 = r1 + pw
+            for x in 0..<pw {
+                columns[x] = Int32(r0[x]) &+ Int32(r1[x]) &+ Int32(r2[x])
+            }
             let weight = ws.weight + j * w, membership = ws.membership + j * w
-            let pu = ws.paddedU + (j + 1) * pw + 1, pv = ws.paddedV + (j + 1) * pw + 1
+            let dst = src + j * s
             for i in 0..<w {
-                let cu = Int32(pu[i]), cv = Int32(pv[i])
-                let su = Int32(pu[i - pw - 1]) &+ Int32(pu[i - pw]) &+ Int32(pu[i - pw + 1])
-                    &+ Int32(pu[i - 1]) &+ cu &+ Int32(pu[i + 1])
-                    &+ Int32(pu[i + pw - 1]) &+ Int32(pu[i + pw]) &+ Int32(pu[i + pw + 1])
-                let sv = Int32(pv[i - pw - 1]) &+ Int32(pv[i - pw]) &+ Int32(pv[i - pw + 1])
-                    &+ Int32(pv[i - 1]) &+ cv &+ Int32(pv[i + 1])
-                    &+ Int32(pv[i + pw - 1]) &+ Int32(pv[i + pw]) &+ Int32(pv[i + pw + 1])
-                // Q8 weights: half the luma smoothing weight, and the skin membership.
-                let k = Int32(weight[i] * 128)
-                let m = Int32(membership[i])
-                // 9 * cu * 7282 / 65536 ≈ cu: both in Q8 after the shift.
-                let meanU = (su &* 7282) >> 8, meanV = (sv &* 7282) >> 8
-                let outU = (cu << 8) &+ ((meanU &- (cu << 8)) &* k) >> 8 &+ (cbShift &* m) / 255
-                let outV = (cv << 8) &+ ((meanV &- (cv << 8)) &* k) >> 8 &+ (crShift &* m) / 255
-                u[i] = UInt8(min(max((outU &+ 128) >> 8, 0), 255))
-                v[i] = UInt8(min(max((outV &+ 128) >> 8, 0), 255))
+                let c = Float(r1[i + 1])
+                let mean = Float(columns[i] &+ columns[i + 1] &+ columns[i + 2]) * (1 / 9)
+                let value = c + 0.5 * weight[i] * (mean - c) + shift * membership[i]
+                dst[i] = UInt8(truncatingIfNeeded: Int32(min(max(value + 0.5, 0), 255)))
             }
         }
     }
