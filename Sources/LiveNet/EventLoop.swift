@@ -1,0 +1,381 @@
+import Foundation
+import Glibc
+import LiveCore
+
+/// One epoll event loop on one thread: it owns the descriptors registered with it,
+/// its timers and the tasks handed to it, and runs all their callbacks on its thread.
+/// No thread per connection; the relay runs one loop per core (`EventLoopGroup`).
+///
+/// Descriptors are registered **level-triggered**: a connection reads a bounded amount
+/// per wake-up (a few 64 KiB reads) and is called again while data remains, so one fast
+/// peer cannot starve the others, and write interest (EPOLLOUT) is armed only while a
+/// write queue has bytes the socket would not take.
+///
+/// Every iteration: wait in epoll_wait (until the next timer, or not at all when tasks
+/// are pending) → handle the ready descriptors → fire due timers → run queued tasks →
+/// flush the connections written to during the iteration (one writev each, so messages
+/// queued in one iteration leave in one system call).
+///
+/// Other threads touch the loop only through `execute(_:)`, `schedule(after:_:)` and
+/// `shutdown()`; everything else (connections, listeners) is confined to the loop thread.
+public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: the fields under "loop thread" are read and written only on the loop
+    // thread; the fields under "guarded by lock" only while holding `lock`.
+
+    enum State { case idle, running, stopping, stopped }
+
+    /// The thread name ("liveline-loop-0"), also used in log lines.
+    public let name: String
+
+    private let epollFD: Int32
+    private let wakeFD: Int32
+
+    // Guarded by lock.
+    private let lock = NSLock()
+    private var tasks: [@Sendable () -> Void] = []
+    private var wakePending = false
+    private var state = State.idle
+    private var loopThread: pthread_t?
+    private var joinableThread: pthread_t?
+    private var resourcesClosed = false
+
+    /// Signalled when the loop has finished (sources closed, thread about to exit).
+    private let finished = NSCondition()
+    private var isFinished = false
+
+    // Loop thread.
+    private var sources: [UInt64: EventLoopSource] = [:]
+    private var nextSourceID: UInt64 = 1  // 0 is the wake eventfd
+    private var timers = TimerQueue()
+    private var pendingFlush: [TCPConnection] = []
+    /// The monotonic time (µs) of the current iteration, refreshed after each wait.
+    private(set) var now: UInt64 = Clock.monotonicMicros()
+
+    /// The one read buffer every connection on this loop reads into: reads happen one at
+    /// a time on this thread and handlers see the bytes only during `onRead`.
+    let readBuffer: UnsafeMutableRawBufferPointer
+    /// Scratch iovecs for writev, shared the same way.
+    let ioVectors: UnsafeMutablePointer<iovec>
+    static let ioVectorCapacity = 64
+    private let events: UnsafeMutableRawPointer
+    private static let eventCapacity = 256
+
+    /// Creates the epoll set and the wake eventfd. Call `start()` or `run()` next.
+    public init(name: String = "liveline-loop", readBufferSize: Int = 64 * 1024) throws(NetError) {
+        self.name = name
+        epollFD = try Syscall.epollCreate()
+        do {
+            wakeFD = try Syscall.eventFD()
+        } catch {
+            try? Syscall.close(epollFD)
+            throw error
+        }
+        readBuffer = .allocate(byteCount: readBufferSize, alignment: 16)
+        ioVectors = .allocate(capacity: Self.ioVectorCapacity)
+        events = .allocate(byteCount: Self.eventCapacity * Epoll.eventStride, alignment: 8)
+        do {
+            try Syscall.epollControl(epollFD, Epoll.add, wakeFD, events: Epoll.input, id: 0)
+        } catch {
+            closeResources()
+            throw error
+        }
+    }
+
+    deinit {
+        closeResources()
+        if let thread = joinableThread { pthread_detach(thread) }
+        readBuffer.deallocate()
+        ioVectors.deallocate()
+        events.deallocate()
+    }
+
+    public var description: String { "EventLoop(\(name))" }
+
+    /// True when called on this loop's thread.
+    public var inEventLoop: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return isLoopThreadLocked()
+    }
+
+    /// True from `start()`/`run()` until the loop has finished shutting down.
+    public var isRunning: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return state == .running || state == .stopping
+    }
+
+    // MARK: running
+
+    /// Spawns the loop's own thread and returns. `shutdown()` stops and joins it.
+    public func start() {
+        lock.lock()
+        guard state == .idle else {
+            lock.unlock()
+            return
+        }
+        state = .running
+        lock.unlock()
+
+        let context = Unmanaged.passRetained(self).toOpaque()
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { context in
+            let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            loop.runIterations()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<EventLoop>.fromOpaque(context).release()
+            fatalError("pthread_create failed for \(name): \(String(cString: strerror(status)))")
+        }
+        lock.lock()
+        joinableThread = thread
+        lock.unlock()
+    }
+
+    /// Runs the loop on the calling thread until `shutdown()`.
+    public func run() {
+        lock.lock()
+        guard state == .idle else {
+            lock.unlock()
+            return
+        }
+        state = .running
+        lock.unlock()
+        runIterations()
+    }
+
+    /// Stops the loop: tasks already queued still run, then every connection and
+    /// listener is closed (each connection's `onClose` gets `NetError.loopShutdown`),
+    /// timers are dropped and the descriptors released. From another thread it waits
+    /// until all that is done and the loop thread has ended; on the loop thread it
+    /// returns at once and the loop ends after the current iteration.
+    public func shutdown() {
+        lock.lock()
+        switch state {
+        case .idle:
+            state = .stopped
+            lock.unlock()
+            closeResources()
+            markFinished()
+            return
+        case .running:
+            state = .stopping
+            wakeLocked()
+        case .stopping, .stopped:
+            break
+        }
+        if isLoopThreadLocked() {
+            lock.unlock()
+            return
+        }
+        let thread = joinableThread
+        joinableThread = nil
+        lock.unlock()
+
+        if let thread {
+            pthread_join(thread, nil)
+        }
+        finished.lock()
+        while !isFinished { finished.wait() }
+        finished.unlock()
+    }
+
+    // MARK: tasks and timers
+
+    /// Runs `task` on the loop thread, in the order tasks were submitted; the way other
+    /// threads reach connections and other loop state. Returns false (and drops the
+    /// task) when the loop has already shut down. Called from any thread.
+    @discardableResult
+    public func execute(_ task: @escaping @Sendable () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard state != .stopped else { return false }
+        tasks.append(task)
+        // The loop thread checks for tasks before it waits, so only other threads need
+        // to wake it, and only once until the loop has picked the tasks up.
+        if !isLoopThreadLocked() { wakeLocked() }
+        return true
+    }
+
+    /// Runs `task` on the loop thread once `delay` has passed. Timers due at the same
+    /// time fire in the order they were scheduled. Called from any thread.
+    @discardableResult
+    public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> TimerHandle {
+        schedule(afterMicros: Self.micros(delay), task)
+    }
+
+    func schedule(afterMicros delay: UInt64, _ task: @escaping @Sendable () -> Void) -> TimerHandle {
+        let handle = TimerHandle(task)
+        let deadline = Clock.monotonicMicros() + delay
+        if inEventLoop {
+            timers.insert(deadline: deadline, handle: handle)
+        } else {
+            execute { self.timers.insert(deadline: deadline, handle: handle) }
+        }
+        return handle
+    }
+
+    static func micros(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        let total = seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        return UInt64(max(0, total))
+    }
+
+    // MARK: registration (loop thread)
+
+    func register(_ fd: Int32, events: UInt32, source: EventLoopSource) throws(NetError) -> UInt64 {
+        let id = nextSourceID
+        nextSourceID += 1
+        try Syscall.epollControl(epollFD, Epoll.add, fd, events: events, id: id)
+        sources[id] = source
+        return id
+    }
+
+    func reregister(_ fd: Int32, id: UInt64, events: UInt32) throws(NetError) {
+        try Syscall.epollControl(epollFD, Epoll.modify, fd, events: events, id: id)
+    }
+
+    /// Removes the source; its descriptor is about to be closed, which would also drop
+    /// it from the epoll set, but only once no duplicate of the descriptor is left.
+    func deregister(_ fd: Int32, id: UInt64) {
+        try? Syscall.epollControl(epollFD, Epoll.delete, fd, events: 0, id: id)
+        sources[id] = nil
+    }
+
+    /// Queues a connection to be flushed at the end of this iteration.
+    func flushLater(_ connection: TCPConnection) {
+        pendingFlush.append(connection)
+    }
+
+    // MARK: the loop
+
+    private func runIterations() {
+        lock.lock()
+        loopThread = pthread_self()
+        lock.unlock()
+        _ = GlibcExtensions.setThreadName(pthread_self(), String(name.prefix(15)))
+
+        while true {
+            lock.lock()
+            let stopping = state == .stopping
+            let hasTasks = !tasks.isEmpty
+            lock.unlock()
+            if stopping { break }
+
+            let ready: Int
+            do {
+                ready = try Syscall.epollWait(epollFD, events, capacity: Int32(Self.eventCapacity),
+                                              timeoutMillis: hasTasks ? 0 : waitTimeoutMillis())
+            } catch {
+                Log.error("\(name): \(error); stopping the loop")
+                break
+            }
+            now = Clock.monotonicMicros()
+            for index in 0..<ready {
+                let (bits, id) = Epoll.load(events, index: index)
+                if id == 0 {
+                    drainWake()
+                } else if let source = sources[id] {
+                    source.handleEvents(bits)
+                }
+            }
+            fireDueTimers()
+            runTasks()
+            flushPending()
+        }
+        finishRunning()
+    }
+
+    private func waitTimeoutMillis() -> Int32 {
+        guard let deadline = timers.earliestDeadline else { return -1 }
+        let current = Clock.monotonicMicros()
+        guard deadline > current else { return 0 }
+        // Round up: waking a little late is harmless, waking early spins.
+        return Int32(min((deadline - current + 999) / 1000, UInt64(Int32.max)))
+    }
+
+    private func fireDueTimers() {
+        now = Clock.monotonicMicros()
+        // Timers scheduled by these callbacks wait for the next iteration, even with a
+        // zero delay, so a timer that re-arms itself cannot starve the descriptors.
+        var budget = timers.count
+        while budget > 0, let handle = timers.popDue(now: now) {
+            budget -= 1
+            handle.take()?()
+        }
+    }
+
+    private func runTasks() {
+        lock.lock()
+        let batch = tasks
+        tasks.removeAll(keepingCapacity: true)
+        wakePending = false
+        lock.unlock()
+        for task in batch { task() }
+    }
+
+    private func flushPending() {
+        guard !pendingFlush.isEmpty else { return }
+        let batch = pendingFlush
+        pendingFlush.removeAll(keepingCapacity: true)
+        for connection in batch { connection.flushFromLoop() }
+    }
+
+    private func drainWake() {
+        var counter: UInt64 = 0
+        _ = try? Syscall.run("read(eventfd)") { Glibc.read(wakeFD, &counter, 8) }
+    }
+
+    private func finishRunning() {
+        // Tasks submitted before shutdown() still run; what they and the closing sources
+        // queue in turn gets a few more rounds.
+        runTasks()
+        flushPending()
+        for source in Array(sources.values) { source.closeForShutdown() }
+        sources.removeAll()
+        for _ in 0..<4 {
+            runTasks()
+            flushPending()
+        }
+        for handle in timers.removeAll() { handle.cancel() }
+
+        lock.lock()
+        state = .stopped
+        let dropped = tasks.count
+        tasks.removeAll()
+        lock.unlock()
+        if dropped > 0 { Log.warning("\(name): dropped \(dropped) tasks submitted during shutdown") }
+        closeResources()
+        markFinished()
+    }
+
+    private func markFinished() {
+        finished.lock()
+        isFinished = true
+        finished.broadcast()
+        finished.unlock()
+    }
+
+    private func closeResources() {
+        lock.lock()
+        let alreadyClosed = resourcesClosed
+        resourcesClosed = true
+        lock.unlock()
+        guard !alreadyClosed else { return }
+        try? Syscall.close(wakeFD)
+        try? Syscall.close(epollFD)
+    }
+
+    private func wakeLocked() {
+        guard !wakePending else { return }
+        wakePending = true
+        var one: UInt64 = 1
+        _ = try? Syscall.run("write(eventfd)") { Glibc.write(wakeFD, &one, 8) }
+    }
+
+    private func isLoopThreadLocked() -> Bool {
+        guard let loopThread else { return false }
+        return pthread_equal(loopThread, pthread_self()) != 0
+    }
+}

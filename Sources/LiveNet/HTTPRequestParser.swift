@@ -1,0 +1,257 @@
+/// HTTP/1.1 request decoding, pure (bytes in → a request, "need more data", or an
+/// error with the status to answer), in swift-nio's decoder style: feed whatever the
+/// socket delivered with `append`, then call `next()` until it says `.needMoreData`.
+/// Pipelined requests come out one by one. Request bodies need Content-Length; chunked
+/// request bodies are answered 501 (nothing LiveLine serves takes one).
+public struct HTTPRequestParser: Sendable {
+    /// Size limits, each answered with its own status.
+    public struct Limits: Sendable {
+        /// Request line plus header fields (431 beyond, 414 when the request line alone is).
+        public var maxHeadBytes: Int
+        /// Header fields (431 beyond).
+        public var maxHeaderCount: Int
+        /// Content-Length (413 beyond).
+        public var maxBodyBytes: Int
+
+        public init(maxHeadBytes: Int = 8 * 1024, maxHeaderCount: Int = 100, maxBodyBytes: Int = 1 << 20) {
+            self.maxHeadBytes = maxHeadBytes
+            self.maxHeaderCount = maxHeaderCount
+            self.maxBodyBytes = maxBodyBytes
+        }
+    }
+
+    /// Why a request was rejected, with the status to answer before closing.
+    public struct Error: Swift.Error, Equatable, Sendable, CustomStringConvertible {
+        public let status: HTTPStatus
+        public let reason: String
+
+        public init(_ status: HTTPStatus, _ reason: String) {
+            self.status = status
+            self.reason = reason
+        }
+
+        public var description: String { "HTTP \(status): \(reason)" }
+    }
+
+    public enum Decoded: Equatable, Sendable {
+        case request(HTTPRequest)
+        case needMoreData
+    }
+
+    public let limits: Limits
+    private var buffer: [UInt8] = []
+    /// Where the search for the blank line resumes, so bytes arriving one at a time do
+    /// not rescan the whole head.
+    private var scanned = 0
+    /// A parsed head waiting for `bodyLength` bytes of body.
+    private var pending: (request: HTTPRequest, bodyLength: Int)?
+    private var failure: Error?
+
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Bytes received and not yet returned as part of a request.
+    public var bufferedByteCount: Int { buffer.count }
+
+    public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        buffer.append(contentsOf: bytes)
+    }
+
+    public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        buffer.append(contentsOf: bytes)
+    }
+
+    /// Hands over what is buffered past the last request (the first bytes of another
+    /// protocol after an upgrade) and empties the buffer.
+    public mutating func takeBufferedBytes() -> [UInt8] {
+        defer {
+            buffer.removeAll()
+            scanned = 0
+        }
+        return buffer
+    }
+
+    /// The next complete request, or `.needMoreData`. Once it has thrown, it throws the
+    /// same error again: the connection is to be answered and closed.
+    public mutating func next() throws(Error) -> Decoded {
+        if let failure { throw failure }
+        do {
+            return try decode()
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    private mutating func decode() throws(Error) -> Decoded {
+        if pending == nil {
+            skipLeadingEmptyLines()
+            guard let (headEnd, bodyStart) = findEndOfHead() else {
+                if buffer.count > limits.maxHeadBytes {
+                    throw buffer.contains(0x0A)
+                        ? Error(.headerFieldsTooLarge, "request head over \(limits.maxHeadBytes) bytes")
+                        : Error(.uriTooLong, "request line over \(limits.maxHeadBytes) bytes")
+                }
+                return .needMoreData
+            }
+            if headEnd > limits.maxHeadBytes {
+                throw Error(.headerFieldsTooLarge, "request head over \(limits.maxHeadBytes) bytes")
+            }
+            let head = try parseHead(buffer[0..<headEnd])
+            buffer.removeFirst(bodyStart)
+            scanned = 0
+            pending = head
+        }
+        guard let (request, bodyLength) = pending, buffer.count >= bodyLength else { return .needMoreData }
+        var complete = request
+        complete.body = Array(buffer[0..<bodyLength])
+        buffer.removeFirst(bodyLength)
+        pending = nil
+        return .request(complete)
+    }
+
+    /// RFC 9112 §2.2: a server should ignore empty lines before a request line (some
+    /// clients send an extra CRLF after a body).
+    private mutating func skipLeadingEmptyLines() {
+        var start = 0
+        while start < buffer.count {
+            if buffer[start] == lf {
+                start += 1
+            } else if buffer[start] == cr, start + 1 < buffer.count, buffer[start + 1] == lf {
+                start += 2
+            } else {
+                break
+            }
+        }
+        if start > 0 {
+            buffer.removeFirst(start)
+            scanned = 0
+        }
+    }
+
+    /// Finds the blank line ending the head: returns where the head's last line ends
+    /// and where the body starts. Accepts CRLF and bare LF line ends.
+    private mutating func findEndOfHead() -> (headEnd: Int, bodyStart: Int)? {
+        var index = scanned
+        while index < buffer.count {
+            if buffer[index] == lf {
+                if index + 1 < buffer.count, buffer[index + 1] == lf { return (index + 1, index + 2) }
+                if index + 2 < buffer.count, buffer[index + 1] == cr, buffer[index + 2] == lf { return (index + 1, index + 3) }
+                if index + 2 >= buffer.count { break }  // the blank line may still be arriving
+            }
+            index += 1
+        }
+        scanned = index
+        return nil
+    }
+
+    private func parseHead(_ head: ArraySlice<UInt8>) throws(Error) -> (HTTPRequest, Int) {
+        var lines: [ArraySlice<UInt8>] = []
+        var lineStart = head.startIndex
+        for index in head.indices where head[index] == lf {
+            var line = head[lineStart..<index]
+            if line.last == cr { line = line.dropLast() }
+            lines.append(line)
+            lineStart = index + 1
+        }
+        guard let requestLine = lines.first else { throw Error(.badRequest, "empty request") }
+        let (method, target, minor) = try parseRequestLine(requestLine)
+
+        if lines.count - 1 > limits.maxHeaderCount {
+            throw Error(.headerFieldsTooLarge, "more than \(limits.maxHeaderCount) header fields")
+        }
+        var headers = HTTPHeaders()
+        for line in lines.dropFirst() {
+            let (name, value) = try parseField(line)
+            headers.add(name, value)
+        }
+
+        if headers.contains("Transfer-Encoding") {
+            throw Error(.notImplemented, "Transfer-Encoding is not supported; send Content-Length")
+        }
+        if minor >= 1, headers.values("Host").count != 1 {
+            throw Error(.badRequest, "an HTTP/1.1 request needs exactly one Host header")
+        }
+        let bodyLength = try contentLength(headers)
+        guard let request = HTTPRequest(method: method, target: target, minorVersion: minor, headers: headers) else {
+            throw Error(.badRequest, "malformed percent-encoding in the request target")
+        }
+        return (request, bodyLength)
+    }
+
+    private func parseRequestLine(_ line: ArraySlice<UInt8>) throws(Error) -> (String, String, Int) {
+        let parts = line.split(separator: space, omittingEmptySubsequences: false)
+        guard parts.count == 3 else { throw Error(.badRequest, "malformed request line") }
+        let method = parts[0]
+        let target = parts[1]
+        let version = parts[2]
+        guard !method.isEmpty, method.allSatisfy(isTokenByte) else {
+            throw Error(.badRequest, "malformed method")
+        }
+        guard let first = target.first, first == slash || first == asterisk || target.starts(with: "http".utf8),
+              target.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw Error(.badRequest, "malformed request target")
+        }
+        let versionText = String(decoding: version, as: UTF8.self)
+        let minor: Int
+        switch versionText {
+        case "HTTP/1.1": minor = 1
+        case "HTTP/1.0": minor = 0
+        default:
+            if versionText.count == 8, versionText.hasPrefix("HTTP/"),
+               versionText.dropFirst(5).enumerated().allSatisfy({ $0.offset == 1 ? $0.element == "." : $0.element.isASCII && $0.element.isNumber }) {
+                throw Error(.httpVersionNotSupported, "\(versionText) is not supported")
+            }
+            throw Error(.badRequest, "malformed HTTP version")
+        }
+        return (String(decoding: method, as: UTF8.self), String(decoding: target, as: UTF8.self), minor)
+    }
+
+    private func parseField(_ line: ArraySlice<UInt8>) throws(Error) -> (String, String) {
+        if let first = line.first, first == space || first == tab {
+            throw Error(.badRequest, "obsolete header line folding")
+        }
+        guard let colon = line.firstIndex(of: colon) else { throw Error(.badRequest, "header line without a colon") }
+        let name = line[line.startIndex..<colon]
+        guard !name.isEmpty, name.allSatisfy(isTokenByte) else { throw Error(.badRequest, "malformed header name") }
+        var value = line[(colon + 1)...]
+        while let first = value.first, first == space || first == tab { value = value.dropFirst() }
+        while let last = value.last, last == space || last == tab { value = value.dropLast() }
+        guard value.allSatisfy({ $0 == tab || ($0 >= 0x20 && $0 != 0x7F) }) else {
+            throw Error(.badRequest, "control character in header \(String(decoding: name, as: UTF8.self))")
+        }
+        return (String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self))
+    }
+
+    private func contentLength(_ headers: HTTPHeaders) throws(Error) -> Int {
+        let values = headers.tokens("Content-Length")
+        guard let first = values.first else { return 0 }
+        // Repeated lengths must agree, or two parsers could split the stream differently.
+        guard values.allSatisfy({ $0 == first }), first.count <= 18, first.allSatisfy({ $0.isASCII && $0.isNumber }),
+              let length = Int(first) else {
+            throw Error(.badRequest, "malformed Content-Length")
+        }
+        if length > limits.maxBodyBytes {
+            throw Error(.payloadTooLarge, "body of \(length) bytes over \(limits.maxBodyBytes)")
+        }
+        return length
+    }
+}
+
+private let cr: UInt8 = 0x0D
+private let lf: UInt8 = 0x0A
+private let space: UInt8 = 0x20
+private let tab: UInt8 = 0x09
+private let colon: UInt8 = 0x3A
+private let slash: UInt8 = 0x2F
+private let asterisk: UInt8 = 0x2A
+
+/// tchar (RFC 9110 §5.6.2): letters, digits and !#$%&'*+-.^_`|~
+private func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: true
+    case 0x21, 0x23, 0x24, 0x25, 0x26, 0x27, 0x2A, 0x2B, 0x2D, 0x2E, 0x5E, 0x5F, 0x60, 0x7C, 0x7E: true
+    default: false
+    }
+}

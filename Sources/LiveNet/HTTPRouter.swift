@@ -1,0 +1,84 @@
+/// Routes requests by method and path pattern. Patterns are literal segments,
+/// `{name}` segments that capture one segment ("/api/live/{id}/members"), and a final
+/// `*` that matches the rest of the path (captured as "*"). Routes are tried in the
+/// order they were added; HEAD falls back to the GET route. A path that matches only
+/// under other methods gives 405 with those methods in Allow.
+public struct HTTPRouter: Sendable {
+    /// Runs on the loop thread of the connection that received the request.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPReply
+
+    public enum Match {
+        case found(Handler, parameters: [String: String])
+        case notFound
+        case methodNotAllowed(allowed: [String])
+    }
+
+    private enum Segment: Sendable {
+        case literal(String)
+        case parameter(String)
+        case rest
+    }
+
+    private struct Route: Sendable {
+        let method: String
+        let segments: [Segment]
+        let handler: Handler
+    }
+
+    private var routes: [Route] = []
+
+    public init() {}
+
+    /// Adds a route for `method` ("GET", "POST"...) and `pattern`.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+        let parts = pattern.split(separator: "/").map(String.init)
+        let segments: [Segment] = parts.enumerated().map { index, part in
+            if part == "*" {
+                precondition(index == parts.count - 1, "* must be the last segment of \(pattern)")
+                return .rest
+            }
+            if part.hasPrefix("{"), part.hasSuffix("}"), part.count > 2 {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
+            return .literal(part)
+        }
+        routes.append(Route(method: method, segments: segments, handler: handler))
+    }
+
+    public mutating func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
+    public mutating func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
+    public mutating func put(_ pattern: String, _ handler: @escaping Handler) { add("PUT", pattern, handler) }
+    public mutating func delete(_ pattern: String, _ handler: @escaping Handler) { add("DELETE", pattern, handler) }
+
+    /// Finds the route for `method` and a decoded `path`.
+    public func match(method: String, path: String) -> Match {
+        let parts = path.split(separator: "/").map(String.init)
+        var allowed: [String] = []
+        var getFallback: (Handler, [String: String])?
+        for route in routes {
+            guard let parameters = Self.bind(route.segments, to: parts) else { continue }
+            if route.method == method { return .found(route.handler, parameters: parameters) }
+            if method == "HEAD", route.method == "GET", getFallback == nil { getFallback = (route.handler, parameters) }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+        }
+        if let (handler, parameters) = getFallback { return .found(handler, parameters: parameters) }
+        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+    }
+
+    private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {
+        var parameters: [String: String] = [:]
+        for (index, segment) in segments.enumerated() {
+            switch segment {
+            case .rest:
+                parameters["*"] = parts[min(index, parts.count)...].joined(separator: "/")
+                return parameters
+            case .literal(let text):
+                guard index < parts.count, parts[index] == text else { return nil }
+            case .parameter(let name):
+                guard index < parts.count else { return nil }
+                parameters[name] = parts[index]
+            }
+        }
+        return parts.count == segments.count ? parameters : nil
+    }
+}

@@ -1,0 +1,25 @@
+/// Per-connection settings, given to a listener (for every accepted connection) or to
+/// `TCPConnection.connect`.
+public struct TCPConnectionOptions: Sendable {
+    /// When the write queue holds this many bytes or more, `isWritable` turns false and
+    /// further writes are refused until it drains to `lowWatermark`. The queue therefore
+    /// never holds more than `highWatermark` plus the one buffer that crossed it.
+    public var highWatermark: Int
+    /// `isWritable` turns true again once the queue has drained to this many bytes.
+    public var lowWatermark: Int
+    /// Close a connection that moved no byte in either direction for this long
+    /// (`onClose` gets `NetError.timedOut`). nil: never.
+    public var idleTimeout: Duration?
+    /// TCP_NODELAY: send small messages (RTMP control, HTTP replies) without waiting
+    /// for Nagle's algorithm.
+    public var noDelay: Bool
+
+    public init(highWatermark: Int = 1 << 20, lowWatermark: Int = 256 << 10,
+                idleTimeout: Duration? = nil, noDelay: Bool = true) {
+        precondition(lowWatermark <= highWatermark, "the low watermark must not exceed the high watermark")
+        self.highWatermark = highWatermark
+        self.lowWatermark = lowWatermark
+        self.idleTimeout = idleTimeout
+        self.noDelay = noDelay
+    }
+}
