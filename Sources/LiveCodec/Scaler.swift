@@ -176,6 +176,7 @@ public final class Scaler: @unchecked Sendable {
     public let cacheCapacity: Int
     private var cache: [CachedContext] = []
     private var useCounter: UInt64 = 0
+    private var scratchFrames: [VideoFrame] = []
 
     public init(filter: Filter = .bilinear, cacheCapacity: Int = 8) {
         self.filter = filter
@@ -233,15 +234,42 @@ public final class Scaler: @unchecked Sendable {
             copyI420(picture, into: destination, at: inner)
             return
         }
+        // swscale's SIMD output writes whole vectors, past the end of a row (seen: 50 → 56
+        // pixels). Full-width rows spill only into the stride padding; any other rectangle
+        // is scaled into a scratch frame of its own size and copied, so neighbouring pixels
+        // (other tiles, the bars) stay untouched.
+        let target: VideoFrame, origin: Rect
+        if inner.x == 0 && inner.width == destination.width {
+            target = destination
+            origin = inner
+        } else {
+            target = try scratchFrame(width: inner.width, height: inner.height)
+            origin = Rect(x: 0, y: 0, width: inner.width, height: inner.height)
+        }
         var dstPlanes: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?,
                         UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) = (
-            destination.y + inner.y * destination.stride(0) + inner.x,
-            destination.u + inner.y / 2 * destination.stride(1) + inner.x / 2,
-            destination.v + inner.y / 2 * destination.stride(2) + inner.x / 2, nil)
-        let dstStrides: (Int32, Int32, Int32, Int32) = (Int32(destination.stride(0)), Int32(destination.stride(1)),
-                                                        Int32(destination.stride(2)), 0)
+            target.y + origin.y * target.stride(0) + origin.x,
+            target.u + origin.y / 2 * target.stride(1) + origin.x / 2,
+            target.v + origin.y / 2 * target.stride(2) + origin.x / 2, nil)
+        let dstStrides: (Int32, Int32, Int32, Int32) = (Int32(target.stride(0)), Int32(target.stride(1)),
+                                                        Int32(target.stride(2)), 0)
         try convert(picture, toFormat: AV_PIX_FMT_YUV420P, width: inner.width, height: inner.height,
                     planes: &dstPlanes, strides: dstStrides)
+        if target !== destination {
+            copyI420(Picture(frame: target), into: destination, at: inner)
+        }
+    }
+
+    /// A reusable frame of one tile size (kept per size, like the contexts).
+    private func scratchFrame(width: Int, height: Int) throws -> VideoFrame {
+        if let index = scratchFrames.firstIndex(where: { $0.width == width && $0.height == height }) {
+            if index != 0 { scratchFrames.swapAt(0, index) }
+            return scratchFrames[0]
+        }
+        let frame = VideoFrame(width: width, height: height)
+        if scratchFrames.count >= cacheCapacity { scratchFrames.removeLast() }
+        scratchFrames.insert(frame, at: 0)
+        return frame
     }
 
     /// The source crop and the destination rectangle a render mode maps a picture to.
@@ -297,11 +325,20 @@ public final class Scaler: @unchecked Sendable {
     }
 
     /// Converts a picture of any format to RGBA at the same size (`stride` bytes per row).
+    /// swscale writes into padded scratch rows first (it may write past a row's end) and
+    /// only `width * 4` bytes per row reach `pixels`.
     func convertToRGBA(_ picture: Picture, pixels: UnsafeMutablePointer<UInt8>, stride: Int) throws {
+        let rowBytes = picture.width * 4
+        let scratchStride = (rowBytes + 63) & ~63
+        let scratch = UnsafeMutablePointer<UInt8>.allocate(capacity: scratchStride * picture.height + 64)
+        defer { scratch.deallocate() }
         var dstPlanes: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?,
-                        UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) = (pixels, nil, nil, nil)
+                        UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?) = (scratch, nil, nil, nil)
         try convert(picture, toFormat: AV_PIX_FMT_RGBA, width: picture.width, height: picture.height,
-                    planes: &dstPlanes, strides: (Int32(stride), 0, 0, 0))
+                    planes: &dstPlanes, strides: (Int32(scratchStride), 0, 0, 0))
+        for row in 0..<picture.height {
+            (pixels + row * stride).update(from: scratch + row * scratchStride, count: rowBytes)
+        }
     }
 
     // MARK: - swscale
