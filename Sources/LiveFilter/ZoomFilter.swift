@@ -25,6 +25,8 @@ public final class ZoomFilter: VideoFilter, @unchecked Sendable {
     private var configuredZoom = 0.0
     private var luma = (x: ZoomAxisTable(), y: ZoomAxisTable())
     private var chroma = (x: ZoomAxisTable(), y: ZoomAxisTable())
+    /// One source row blended vertically, 8.8 fixed point.
+    private var blended: [UInt16] = []
 
     public init(zoom: Double = 1.0) {
         setting = LockedValue(ZoomFilter.clamp(zoom))
@@ -57,12 +59,14 @@ public final class ZoomFilter: VideoFilter, @unchecked Sendable {
         guard zoom > 1.0 else { return frame }
         configure(for: frame, zoom: zoom)
         let out = pool!.acquire()
-        for p in 0..<3 {
-            let tables = p == 0 ? luma : chroma
-            ZoomFilter.scale(from: frame.plane(p), sourceStride: frame.stride(p),
-                             to: out.plane(p), stride: out.stride(p),
-                             width: frame.planeWidth(p), height: frame.planeHeight(p),
-                             x: tables.x, y: tables.y)
+        blended.withUnsafeMutableBufferPointer { row in
+            for p in 0..<3 {
+                let tables = p == 0 ? luma : chroma
+                ZoomFilter.scale(from: frame.plane(p), sourceStride: frame.stride(p),
+                                 to: out.plane(p), stride: out.stride(p),
+                                 width: frame.planeWidth(p), height: frame.planeHeight(p),
+                                 x: tables.x, y: tables.y, row: row.baseAddress!)
+            }
         }
         out.pts = frame.pts
         out.captureTimeMicros = frame.captureTimeMicros
@@ -76,6 +80,7 @@ public final class ZoomFilter: VideoFilter, @unchecked Sendable {
         let sizeChanged = pool.map { $0.width != frame.width || $0.height != frame.height } ?? true
         if sizeChanged {
             pool = FramePool(width: frame.width, height: frame.height, capacity: 4)
+            blended = [UInt16](repeating: 0, count: frame.width)
         }
         guard sizeChanged || zoom != configuredZoom else { return }
         configuredZoom = zoom
@@ -83,22 +88,29 @@ public final class ZoomFilter: VideoFilter, @unchecked Sendable {
         chroma = (ZoomAxisTable(length: frame.width / 2, zoom: zoom), ZoomAxisTable(length: frame.height / 2, zoom: zoom))
     }
 
+    /// Blends the two source rows vertically over the span the crop reads (a loop that
+    /// vectorises), then interpolates horizontally from that row. The result equals the
+    /// 2-D bilinear sum `Σ p · wx · wy` rounded once.
     private static func scale(from src: UnsafeMutablePointer<UInt8>, sourceStride ss: Int,
                               to dst: UnsafeMutablePointer<UInt8>, stride ds: Int,
-                              width: Int, height: Int, x: ZoomAxisTable, y: ZoomAxisTable) {
+                              width: Int, height: Int, x: ZoomAxisTable, y: ZoomAxisTable,
+                              row: UnsafeMutablePointer<UInt16>) {
         x.lower.withUnsafeBufferPointer { xl in
         x.upper.withUnsafeBufferPointer { xu in
         x.weight.withUnsafeBufferPointer { xw in
+            let first = Int(xl[0]), last = Int(xu[width - 1])
             for oy in 0..<height {
                 let r0 = src + Int(y.lower[oy]) * ss
                 let r1 = src + Int(y.upper[oy]) * ss
-                let fy = Int(y.weight[oy])
+                let fy = UInt16(truncatingIfNeeded: y.weight[oy]), gy = 256 &- fy
+                for sx in first...last {
+                    row[sx] = UInt16(r0[sx]) &* gy &+ UInt16(r1[sx]) &* fy
+                }
                 let d = dst + oy * ds
                 for ox in 0..<width {
-                    let x0 = Int(xl[ox]), x1 = Int(xu[ox]), fx = Int(xw[ox])
-                    let top = Int(r0[x0]) &* (256 &- fx) &+ Int(r0[x1]) &* fx
-                    let bottom = Int(r1[x0]) &* (256 &- fx) &+ Int(r1[x1]) &* fx
-                    d[ox] = UInt8(truncatingIfNeeded: (top &* (256 &- fy) &+ bottom &* fy &+ 32768) >> 16)
+                    let fx = Int(xw[ox])
+                    let sum = Int(row[Int(xl[ox])]) &* (256 &- fx) &+ Int(row[Int(xu[ox])]) &* fx
+                    d[ox] = UInt8(truncatingIfNeeded: (sum &+ 32768) >> 16)
                 }
             }
         }}}
