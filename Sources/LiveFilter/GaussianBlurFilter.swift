@@ -6,8 +6,9 @@ import LiveCore
 /// Separable (a horizontal then a vertical pass) on all three planes, edges clamped
 /// (the border sample repeats outward). `sigma` is in luma pixels; the half-size chroma
 /// planes use sigma/2 so colour blurs as far as brightness. Taps reach 3·sigma and are
-/// 14-bit fixed point summing to exactly 1, with a 16-bit intermediate, so a flat
-/// picture stays exactly flat. Sigma 0 returns the frame untouched.
+/// 14-bit integers summing to exactly 2^14; the passes accumulate in `Float`, where
+/// every partial sum of a flat picture is an exactly representable integer times a
+/// power of two, so a flat picture stays exactly flat. Sigma 0 returns the frame untouched.
 ///
 /// Works in place. `process` runs on the capture thread only; `sigma` may be set from
 /// any thread and applies from the next frame.
@@ -22,9 +23,9 @@ public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
     private var kernelSigma = -1.0
     private var lumaKernel: [Int32] = []
     private var chromaKernel: [Int32] = []
-    private var padded: [UInt8] = []
-    private var rows: [UInt16] = []
-    private var accumulator: [Int32] = []
+    private var padded: [Float] = []
+    private var rows: [Float] = []
+    private var accumulator: [Float] = []
 
     public init(sigma: Double = 4.0) {
         setting = LockedValue(GaussianBlurFilter.clamp(sigma))
@@ -65,9 +66,9 @@ public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
             chromaKernel = GaussianBlurFilter.kernel(sigma: sigma / 2)
         }
         let radius = lumaKernel.count / 2
-        if padded.count < frame.width + 2 * radius { padded = [UInt8](repeating: 0, count: frame.width + 2 * radius) }
-        if rows.count < frame.width * frame.height { rows = [UInt16](repeating: 0, count: frame.width * frame.height) }
-        if accumulator.count < frame.width { accumulator = [Int32](repeating: 0, count: frame.width) }
+        if padded.count < frame.width + 2 * radius { padded = [Float](repeating: 0, count: frame.width + 2 * radius) }
+        if rows.count < frame.width * frame.height { rows = [Float](repeating: 0, count: frame.width * frame.height) }
+        if accumulator.count < frame.width { accumulator = [Float](repeating: 0, count: frame.width) }
         for p in 0..<3 {
             let taps = p == 0 ? lumaKernel : chromaKernel
             guard taps.count > 1 else { continue }
@@ -85,36 +86,31 @@ public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
         accumulator.withUnsafeMutableBufferPointer { acc in
             let pad = pad.baseAddress!, tmp = tmp.baseAddress!, acc = acc.baseAddress!
             let k = k.baseAddress!
-            // Horizontal pass into 8.8 fixed point; the taps are symmetric.
+            // Horizontal pass (tap loop outside, so the sample loop vectorises): 2^14 scale.
             for y in 0..<height {
                 let src = base + y * stride
-                (pad + r).update(from: src, count: width)
-                pad.update(repeating: src[0], count: r)
-                (pad + r + width).update(repeating: src[width - 1], count: r)
+                for x in 0..<width { pad[r + x] = Float(src[x]) }
+                pad.update(repeating: Float(src[0]), count: r)
+                (pad + r + width).update(repeating: Float(src[width - 1]), count: r)
                 let out = tmp + y * width
-                let centre = Int32(k[r])
-                for x in 0..<width {
-                    let c = pad + x + r
-                    var sum = centre &* Int32(c[0])
-                    for i in 1...r {
-                        sum &+= Int32(k[r + i]) &* (Int32(c[-i]) &+ Int32(c[i]))
-                    }
-                    out[x] = UInt16(truncatingIfNeeded: (sum &+ 32) >> 6)
+                let centre = Float(k[r])
+                for x in 0..<width { out[x] = centre * pad[x + r] }
+                for i in 1...r {
+                    let w = Float(k[r + i])
+                    for x in 0..<width { out[x] += w * (pad[x + r - i] + pad[x + r + i]) }
                 }
             }
-            // Vertical pass back into the plane, accumulating whole rows so the inner loop is contiguous.
+            // Vertical pass back into the plane: 2^28 scale.
             for y in 0..<height {
-                acc.update(repeating: 1 << 21, count: width)
+                acc.update(repeating: 0, count: width)
                 for i in 0..<(2 * r + 1) {
                     let row = tmp + min(max(y - r + i, 0), height - 1) * width
-                    let w = k[i]
-                    for x in 0..<width {
-                        acc[x] &+= w &* Int32(row[x])
-                    }
+                    let w = Float(k[i])
+                    for x in 0..<width { acc[x] += w * row[x] }
                 }
                 let dst = base + y * stride
                 for x in 0..<width {
-                    dst[x] = UInt8(truncatingIfNeeded: acc[x] >> 22)
+                    dst[x] = UInt8(truncatingIfNeeded: Int32(min(acc[x] * 0x1p-28 + 0.5, 255)))
                 }
             }
         }}}}
