@@ -22,16 +22,14 @@ import LiveCore
 public final class H264Encoder: @unchecked Sendable {
     /// Why the encoder refused a frame.
     public enum EncoderError: Error, CustomStringConvertible, Equatable, Sendable {
-        case frameSize(width: Int, height: Int, expected: (Int, Int))
+        case frameSize(width: Int, height: Int, expectedWidth: Int, expectedHeight: Int)
         case flushed
         case invalidConfig(String)
 
-        public static func == (a: EncoderError, b: EncoderError) -> Bool { a.description == b.description }
-
         public var description: String {
             switch self {
-            case .frameSize(let w, let h, let expected):
-                "frame of \(w)x\(h) given to an encoder configured for \(expected.0)x\(expected.1)"
+            case .frameSize(let w, let h, let expectedWidth, let expectedHeight):
+                "frame of \(w)x\(h) given to an encoder configured for \(expectedWidth)x\(expectedHeight)"
             case .flushed: "the encoder was flushed; create a new one to encode more frames"
             case .invalidConfig(let why): "invalid encoder configuration: \(why)"
             }
@@ -175,7 +173,7 @@ public final class H264Encoder: @unchecked Sendable {
         guard !flushed else { throw EncoderError.flushed }
         guard frame.width == config.width, frame.height == config.height else {
             throw EncoderError.frameSize(width: frame.width, height: frame.height,
-                                         expected: (config.width, config.height))
+                                         expectedWidth: config.width, expectedHeight: config.height)
         }
         lock.lock()
         let keyframe = pendingKeyframe

@@ -117,6 +117,28 @@ import Testing
         }
     }
 
+    @Test func decodesAVCCWithAnAVCCSequenceHeader() throws {
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500))
+        let record = try H264Bitstream.avcDecoderConfigurationRecord(fromAnnexB: encoder.streamInfo.extradata)
+        let decoder = try H264Decoder(extradata: record)
+        let frame = VideoFrame(width: 320, height: 240)
+        var decoded: [VideoFrame] = []
+        for i in 0..<10 {
+            TestPictures.drawMoving(frame, index: i)
+            frame.pts = MediaTime(frame: Int64(i), fps: 30)
+            frame.captureTimeMicros = 900 + UInt64(i)
+            for packet in try encoder.encode(frame) {
+                let avcc = try H264Bitstream.avcc(fromAnnexB: packet.data)
+                #expect(CaptureTimeSEI.find(avcc: avcc) == 900 + UInt64(i))
+                decoded += try decoder.decode(avcc: avcc, pts: packet.pts)
+            }
+        }
+        decoded += try decoder.flush()
+        #expect(decoded.map(\.captureTimeMicros) == (0..<10).map { 900 + UInt64($0) })
+        #expect(decoded.allSatisfy { $0.width == 320 && $0.height == 240 })
+        #expect(throws: H264Bitstream.Error.self) { try decoder.decode(avcc: [0, 0, 0, 9, 0x65], pts: .zero) }
+    }
+
     @Test func rejectsFramesOfAnotherSize() throws {
         let encoder = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500))
         #expect(throws: H264Encoder.EncoderError.self) { try encoder.encode(VideoFrame(width: 640, height: 480)) }

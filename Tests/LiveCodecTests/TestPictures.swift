@@ -13,6 +13,8 @@ enum TestPictures {
             let line = y + row * ys
             for col in 0..<w {
                 var value = 40 + ((col + index * 4) & 255) / 2 + (row * 60) / h
+                // Fine moving diagonal stripes in the lower half: detail that costs bits.
+                if row > h / 2 { value += ((col + row + index * 3) % 7) * 4 }
                 if col >= boxX && col < boxX + 160 && row >= boxY && row < boxY + 120 {
                     value = ((col / 8 + row / 8) & 1) == 0 ? 220 : 60
                 }
