@@ -18,8 +18,9 @@ import LiveCore
 /// 3. The per-window coefficients are box-averaged again and interpolated bilinearly
 ///    back to full resolution, where each pixel becomes `A·Y + B`.
 /// 4. A tone curve (a parabola through black and white, applied as its tangent per
-///    half-resolution sample) brightens mid-tones (`brightening`); chroma gets a light 3x3 smoothing on skin and a shift toward red
-///    (`rosiness`) in proportion to skin membership.
+///    half-resolution sample) brightens mid-tones (`brightening`); chroma gets a light
+///    3x3 smoothing on skin and a shift toward red (`rosiness`) in proportion to skin
+///    membership.
 ///
 /// Statistics are exact integer running sums; the per-sample arithmetic is `Float` so
 /// the loops vectorise.
@@ -70,7 +71,7 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     public func process(_ frame: VideoFrame) -> VideoFrame {
         let strength = setting.load()
         guard strength > 0 else { return frame }
-        let ws = configure(for: frame, strength: strength)
+        let ws = configure(for: frame)
         BeautyFilter.makeGuide(frame, ws)
         BeautyFilter.makeWeights(frame, ws, strength: Float(strength))
         BeautyFilter.windowCoefficients(ws)
@@ -84,7 +85,7 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         return frame
     }
 
-    private func configure(for frame: VideoFrame, strength: Double) -> BeautyWorkspace {
+    private func configure(for frame: VideoFrame) -> BeautyWorkspace {
         let w = frame.width / 2, h = frame.height / 2
         let r = BeautyFilter.radius(width: frame.width, height: frame.height)
         if let ws = workspace, ws.width == w, ws.height == h, ws.radius == r { return ws }
