@@ -82,13 +82,13 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
     private func deferredResponder(for request: HTTPRequest, _ connection: TCPConnection) -> @Sendable (HTTPResponse) -> Void {
         let once = HTTPDeferredReplyLatch()
         return { [weak self] response in
-            guard once.claim() else { return }
+            guard once.claim(), let session = self else { return }
             connection.loop.execute {
-                guard let self, connection.state == .open else { return }
-                self.awaitingReply = false
-                self.respond(response, to: request, connection)
+                guard connection.state == .open else { return }
+                session.awaitingReply = false
+                session.respond(response, to: request, connection)
                 connection.resumeReading()
-                self.answerBufferedRequests(connection)
+                session.answerBufferedRequests(connection)
             }
         }
     }

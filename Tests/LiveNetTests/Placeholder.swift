@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveNet
-
-@Test func placeholderLiveNet() { #expect(Bool(true)) }
