@@ -1,3 +1,4 @@
+import Foundation
 import LiveCore
 import Testing
 @testable import LiveCodec
@@ -137,6 +138,29 @@ import Testing
         #expect(decoded.map(\.captureTimeMicros) == (0..<10).map { 900 + UInt64($0) })
         #expect(decoded.allSatisfy { $0.width == 320 && $0.height == 240 })
         #expect(throws: H264Bitstream.Error.self) { try decoder.decode(avcc: [0, 0, 0, 9, 0x65], pts: .zero) }
+    }
+
+    @Test func controlsAreSafeFromAnotherThread() throws {
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 500))
+        let frame = VideoFrame(width: 320, height: 240)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            for i in 0..<200 {
+                encoder.setBitrate(kbps: 300 + i)
+                if i % 50 == 0 { encoder.requestKeyframe() }
+            }
+            done.signal()
+        }
+        var keyframes = 0
+        for i in 0..<30 {
+            TestPictures.drawMoving(frame, index: i)
+            frame.pts = MediaTime(frame: Int64(i), fps: 30)
+            keyframes += try encoder.encode(frame).filter(\.isKeyframe).count
+        }
+        done.wait()
+        #expect(keyframes >= 1)
+        #expect(encoder.bitrateKbps == 499)
+        #expect(encoder.streamInfo.bitrate == 499_000)
     }
 
     @Test func rejectsFramesOfAnotherSize() throws {
