@@ -121,6 +121,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         var thread = pthread_t()
         let status = pthread_create(&thread, nil, { context in
             let loop = Unmanaged<EventLoop>.fromOpaque(context!).takeRetainedValue()
+            _ = GlibcExtensions.setThreadName(pthread_self(), String(loop.name.prefix(15)))
             loop.runIterations()
             return nil
         }, context)
@@ -154,10 +155,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         lock.lock()
         switch state {
         case .idle:
-            state = .stopped
+            // Never started: finish right here as a loop that ran zero iterations, so
+            // queued tasks (a listener registering itself) still run and what they
+            // opened is closed.
+            state = .stopping
             lock.unlock()
-            closeResources()
-            markFinished()
+            runIterations()
             return
         case .running:
             state = .stopping
@@ -254,7 +257,6 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         lock.lock()
         loopThread = pthread_self()
         lock.unlock()
-        _ = GlibcExtensions.setThreadName(pthread_self(), String(name.prefix(15)))
 
         while true {
             lock.lock()
