@@ -98,6 +98,12 @@ public struct AACAudioSpecificConfig: Equatable, Sendable {
     public var sampleRate: Int
     public var channelConfiguration: Int
 
+    public init(audioObjectType: Int, sampleRate: Int, channelConfiguration: Int) {
+        self.audioObjectType = audioObjectType
+        self.sampleRate = sampleRate
+        self.channelConfiguration = channelConfiguration
+    }
+
     public init(parsing bytes: [UInt8]) throws {
         var bit = 0
         func read(_ count: Int) throws -> Int {

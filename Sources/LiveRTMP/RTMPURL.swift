@@ -1,0 +1,128 @@
+/// An RTMP stream URL, `rtmp://host[:port]/app[/instance]/stream[?query]`, split the way
+/// ffmpeg's rtmpproto.c splits it, so LiveLine and ffmpeg send the same connect and
+/// publish/play commands for the same URL:
+///
+/// - the path's first segment is the app; when the path has three or more segments the
+///   second one belongs to the app too (`app/instance`), unless it contains a ':'
+///   (a `mp4:` style stream prefix); everything after is the stream name, slashes
+///   included: `/live/a` → app `live`, stream `a`; `/live/inst/a` → `live/inst`, `a`;
+///   `/live/inst/a/b` → `live/inst`, `a/b`; `/vod/mp4:x/y` → `vod`, `mp4:x/y`.
+/// - the query (after the first '?') is kept apart and sent on the stream name of
+///   publish and play (`stream?query`), as ffmpeg does; nginx-rtmp passes it to its
+///   on_publish/on_play hooks and SRS reads it there.
+/// - the default port is 1935; `tcUrl` is `rtmp://host:port/app`, port written out,
+///   as ffmpeg writes it.
+public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
+    /// Why a string is not an RTMP URL LiveLine can use.
+    public enum Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
+        case unsupportedScheme(String)
+        case missingHost(String)
+        case invalidPort(String)
+        case missingApp(String)
+        case missingStreamName(String)
+
+        public var description: String {
+            switch self {
+            case .unsupportedScheme(let url): "RTMPURL(parsing:): \(url) does not start with rtmp://"
+            case .missingHost(let url): "RTMPURL(parsing:): \(url) has no host"
+            case .invalidPort(let url): "RTMPURL(parsing:): \(url) has a port outside 1…65535"
+            case .missingApp(let url): "RTMPURL(parsing:): \(url) has no application name"
+            case .missingStreamName(let url): "RTMPURL(parsing:): \(url) has no stream name"
+            }
+        }
+    }
+
+    public static let defaultPort = 1935
+
+    /// Host name or address (IPv6 without brackets).
+    public var host: String
+    public var port: Int
+    /// The application, possibly `app/instance`.
+    public var app: String
+    /// The stream name without the query.
+    public var streamName: String
+    /// The text after '?', without it; nil when the URL has none.
+    public var query: String?
+
+    public init(host: String, port: Int = RTMPURL.defaultPort, app: String, streamName: String, query: String? = nil) {
+        self.host = host
+        self.port = port
+        self.app = app
+        self.streamName = streamName
+        self.query = query
+    }
+
+    /// Parses `rtmp://host[:port]/app[/instance]/stream[?query]`.
+    public init(parsing string: String) throws {
+        let prefix = "rtmp://"
+        guard string.lowercased().hasPrefix(prefix) else { throw Error.unsupportedScheme(string) }
+        var rest = Substring(string.dropFirst(prefix.count))
+        if let mark = rest.firstIndex(of: "?") {
+            query = String(rest[rest.index(after: mark)...])
+            rest = rest[..<mark]
+        } else {
+            query = nil
+        }
+        let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
+        let authority = rest[..<authorityEnd]
+        let path = rest[authorityEnd...].drop { $0 == "/" }
+        // Host and port; an IPv6 literal is in brackets.
+        var hostPart = authority
+        var portPart: Substring?
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { throw Error.missingHost(string) }
+            hostPart = authority[authority.index(after: authority.startIndex)..<close]
+            let after = authority[authority.index(after: close)...]
+            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty { throw Error.invalidPort(string) }
+        } else if let colon = authority.lastIndex(of: ":") {
+            hostPart = authority[..<colon]
+            portPart = authority[authority.index(after: colon)...]
+        }
+        guard !hostPart.isEmpty else { throw Error.missingHost(string) }
+        host = String(hostPart)
+        if let portPart {
+            guard let value = Int(portPart), (1...65535).contains(value) else { throw Error.invalidPort(string) }
+            port = value
+        } else {
+            port = Self.defaultPort
+        }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard let first = segments.first, !first.isEmpty else { throw Error.missingApp(string) }
+        var appSegments = 1
+        if segments.count >= 3 && !segments[1].contains(":") { appSegments = 2 }
+        app = segments[..<appSegments].joined(separator: "/")
+        streamName = segments[appSegments...].joined(separator: "/")
+        guard !streamName.isEmpty else { throw Error.missingStreamName(string) }
+    }
+
+    /// `rtmp://host:port/app`: the tcUrl of connect.
+    public var tcUrl: String { "rtmp://\(hostForURL):\(port)/\(app)" }
+
+    /// The name to send in publish and play: the stream name with the query.
+    public var streamNameWithQuery: String {
+        guard let query else { return streamName }
+        return "\(streamName)?\(query)"
+    }
+
+    public var description: String { "\(tcUrl)/\(streamNameWithQuery)" }
+
+    private var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
+
+    /// A stream name as publish/play carry it, split at the first '?' into the name and
+    /// the query (nil when there is none).
+    public static func splitQuery(_ name: String) -> (name: String, query: String?) {
+        guard let mark = name.firstIndex(of: "?") else { return (name, nil) }
+        return (String(name[..<mark]), String(name[name.index(after: mark)...]))
+    }
+
+    /// The value of `key` in a query string (`a=1&b=2`), without percent-decoding; nil
+    /// when absent.
+    public static func queryValue(_ key: String, in query: String?) -> String? {
+        guard let query else { return nil }
+        for pair in query.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            if parts.first.map(String.init) == key { return parts.count > 1 ? String(parts[1]) : "" }
+        }
+        return nil
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveRTMP
-
-@Test func placeholderLiveRTMP() { #expect(Bool(true)) }

@@ -1,0 +1,58 @@
+import Testing
+@testable import LiveRTMP
+
+@Suite("RTMPURL: split as ffmpeg's rtmpproto.c splits it")
+struct RTMPURLTests {
+    struct Case: Sendable, CustomStringConvertible {
+        var url: String, host: String, port: Int, app: String, stream: String, query: String?, tcUrl: String
+        var description: String { url }
+    }
+
+    static let cases: [Case] = [
+        Case(url: "rtmp://127.0.0.1/live/cam", host: "127.0.0.1", port: 1935, app: "live", stream: "cam", query: nil,
+             tcUrl: "rtmp://127.0.0.1:1935/live"),
+        Case(url: "rtmp://example.com:19350/live/cam?token=abc&exp=9", host: "example.com", port: 19350, app: "live",
+             stream: "cam", query: "token=abc&exp=9", tcUrl: "rtmp://example.com:19350/live"),
+        Case(url: "rtmp://h/live/inst/cam", host: "h", port: 1935, app: "live/inst", stream: "cam", query: nil,
+             tcUrl: "rtmp://h:1935/live/inst"),
+        Case(url: "rtmp://h/live/inst/a/b", host: "h", port: 1935, app: "live/inst", stream: "a/b", query: nil,
+             tcUrl: "rtmp://h:1935/live/inst"),
+        Case(url: "rtmp://h/vod/mp4:x/y", host: "h", port: 1935, app: "vod", stream: "mp4:x/y", query: nil,
+             tcUrl: "rtmp://h:1935/vod"),
+        Case(url: "RTMP://[::1]:1936/live/cam?", host: "::1", port: 1936, app: "live", stream: "cam", query: "",
+             tcUrl: "rtmp://[::1]:1936/live"),
+    ]
+
+    @Test("parses", arguments: cases)
+    func parses(_ c: Case) throws {
+        let url = try RTMPURL(parsing: c.url)
+        #expect(url.host == c.host)
+        #expect(url.port == c.port)
+        #expect(url.app == c.app)
+        #expect(url.streamName == c.stream)
+        #expect(url.query == c.query)
+        #expect(url.tcUrl == c.tcUrl)
+    }
+
+    @Test("the query rides on the stream name of publish and play")
+    func query() throws {
+        let url = try RTMPURL(parsing: "rtmp://h/live/cam?token=abc")
+        #expect(url.streamNameWithQuery == "cam?token=abc")
+        #expect(RTMPURL.splitQuery("cam?token=abc&x") == ("cam", "token=abc&x"))
+        #expect(RTMPURL.queryValue("token", in: "a=1&token=abc") == "abc")
+        #expect(RTMPURL.queryValue("x", in: "a=1&x") == "")
+        #expect(RTMPURL.queryValue("y", in: "a=1") == nil)
+        #expect(url.description == "rtmp://h:1935/live/cam?token=abc")
+    }
+
+    @Test("rejects what is not a usable RTMP URL")
+    func errors() throws {
+        #expect(throws: RTMPURL.Error.unsupportedScheme("http://h/live/cam")) { try RTMPURL(parsing: "http://h/live/cam") }
+        #expect(throws: RTMPURL.Error.missingHost("rtmp:///live/cam")) { try RTMPURL(parsing: "rtmp:///live/cam") }
+        #expect(throws: RTMPURL.Error.invalidPort("rtmp://h:0/live/cam")) { try RTMPURL(parsing: "rtmp://h:0/live/cam") }
+        #expect(throws: RTMPURL.Error.invalidPort("rtmp://h:x/live/cam")) { try RTMPURL(parsing: "rtmp://h:x/live/cam") }
+        #expect(throws: RTMPURL.Error.missingApp("rtmp://h")) { try RTMPURL(parsing: "rtmp://h") }
+        #expect(throws: RTMPURL.Error.missingStreamName("rtmp://h/live")) { try RTMPURL(parsing: "rtmp://h/live") }
+        #expect(throws: RTMPURL.Error.missingStreamName("rtmp://h/live/")) { try RTMPURL(parsing: "rtmp://h/live/") }
+    }
+}
