@@ -243,7 +243,7 @@ public final class Scaler: @unchecked Sendable {
             target = destination
             origin = inner
         } else {
-            target = try scratchFrame(width: inner.width, height: inner.height)
+            target = scratchFrame(width: inner.width, height: inner.height)
             origin = Rect(x: 0, y: 0, width: inner.width, height: inner.height)
         }
         var dstPlanes: (UnsafeMutablePointer<UInt8>?, UnsafeMutablePointer<UInt8>?,
@@ -261,7 +261,7 @@ public final class Scaler: @unchecked Sendable {
     }
 
     /// A reusable frame of one tile size (kept per size, like the contexts).
-    private func scratchFrame(width: Int, height: Int) throws -> VideoFrame {
+    private func scratchFrame(width: Int, height: Int) -> VideoFrame {
         if let index = scratchFrames.firstIndex(where: { $0.width == width && $0.height == height }) {
             if index != 0 { scratchFrames.swapAt(0, index) }
             return scratchFrames[0]
