@@ -1,1 +1,38 @@
-print("liveline")
+import Foundation
+import LiveCore
+
+/// `liveline`: parses the command line and hands over to a subcommand.
+let usage = """
+    liveline — live video on Linux
+
+    Usage: liveline <command> [options]
+
+    Commands:
+      host      capture, filter and encode H.264 (record it with --record)
+      devices   list V4L2 cameras with their formats and sizes
+      help      show this text
+
+    Run 'liveline <command> --help' for the options of a command.
+    """
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard let command = arguments.first else {
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(2)
+}
+let rest = Array(arguments.dropFirst())
+let status: Int32
+switch command {
+case "host": status = HostCommand.main(rest)
+case "devices": status = DevicesCommand.main(rest)
+case "help", "--help", "-h":
+    print(usage)
+    status = 0
+case "--version", "version":
+    print("liveline 0.1.0")
+    status = 0
+default:
+    FileHandle.standardError.write(Data("liveline: unknown command '\(command)'\n\n\(usage)\n".utf8))
+    status = 2
+}
+exit(status)

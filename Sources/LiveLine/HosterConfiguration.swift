@@ -1,0 +1,75 @@
+import LiveCapture
+import LiveCodec
+import LiveCore
+import LiveFilter
+
+/// What the hoster captures and how it encodes it; the seed's hoster option plus
+/// video config (reference/sdk-facts.md), with desktop defaults (720p30, 2.5 Mbit/s).
+public struct HosterConfiguration: Sendable {
+    /// `test`, `color:NAME`, `color:#RRGGBB`, `file:PATH` or `v4l2:/dev/videoN`.
+    public var source = "test"
+    public var width = 1280
+    public var height = 720
+    public var fps = 30
+    public var bitrateKbps = 2500
+    public var preset = "veryfast"
+    public var keyframeIntervalSeconds = 2.0
+    /// setCameraFilter.
+    public var filter: CameraFilterMode = .original
+    /// Beauty strength 0...1 when `filter` is `.beautiful`.
+    public var beautyStrength = 0.6
+    /// setFontCameraMirrorEnable.
+    public var mirror = false
+    /// setCameraZoom, 1.0...3.0.
+    public var zoom = 1.0
+    /// setLogoView: a PNG with alpha, placed at `logoPosition` (default: top right, 16 px in).
+    public var logoPath: String?
+    public var logoPosition: (x: Int, y: Int)?
+    /// Pace synthetic and file sources in real time (false: as fast as possible, for benchmarks).
+    public var realTime = true
+
+    public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
+
+    public init() {}
+
+    public var encoderConfig: H264EncoderConfig {
+        var config = H264EncoderConfig(width: width, height: height, fps: fps, bitrateKbps: bitrateKbps)
+        config.preset = preset
+        config.keyframeIntervalSeconds = keyframeIntervalSeconds
+        return config
+    }
+
+    /// The filter chain in its fixed order: zoom, camera filter, mirror, logo (last, so
+    /// the logo is never mirrored or zoomed).
+    public func makeFilterChain() throws -> FilterChain {
+        var filters: [VideoFilter] = []
+        if zoom != 1.0 { filters.append(ZoomFilter(zoom: zoom)) }
+        switch filter {
+        case .beautiful: filters.append(BeautyFilter(strength: beautyStrength))
+        case .gaussianBlur: filters.append(GaussianBlurFilter())
+        case .original: break
+        }
+        if mirror { filters.append(MirrorFilter()) }
+        if let logoPath {
+            let logo = try ImageFile.read(path: logoPath)
+            let position = logoPosition ?? (max(0, width - logo.width - 16), 16)
+            filters.append(WatermarkFilter(image: logo, x: position.x, y: position.y))
+        }
+        return FilterChain(filters)
+    }
+
+    /// The configured source, at the configured size and rate.
+    public func makeSource() throws -> VideoSource {
+        try SourceSpec(parsing: source).makeSource(width: width, height: height, fps: fps, realTime: realTime)
+    }
+}
+
+extension HosterPipeline {
+    /// A pipeline built from a configuration: source, filters and encoder.
+    public convenience init(configuration: HosterConfiguration) throws {
+        let filters = try configuration.makeFilterChain()
+        let source = try configuration.makeSource()
+        let encoder = try H264Encoder(config: configuration.encoderConfig)
+        self.init(source: source, filters: filters, encoder: encoder)
+    }
+}

@@ -1,0 +1,87 @@
+/// A wrong command line: the message says what and the exit code is 2 (usage error).
+struct UsageError: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// The arguments of one subcommand, consumed option by option; what is left at the
+/// end is an error, so a typo never passes silently.
+struct Arguments {
+    private var items: [String]
+    let command: String
+
+    init(_ items: [String], command: String) {
+        self.items = items
+        self.command = command
+    }
+
+    var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
+
+    /// Removes `--name` and says whether it was there.
+    mutating func flag(_ name: String) -> Bool {
+        guard let i = items.firstIndex(of: name) else { return false }
+        items.remove(at: i)
+        return true
+    }
+
+    /// Removes `--name VALUE` (or `--name=VALUE`) and returns VALUE.
+    mutating func value(_ name: String) throws -> String? {
+        if let i = items.firstIndex(where: { $0.hasPrefix(name + "=") }) {
+            let value = String(items[i].dropFirst(name.count + 1))
+            items.remove(at: i)
+            return value
+        }
+        guard let i = items.firstIndex(of: name) else { return nil }
+        guard i + 1 < items.count, !(items[i + 1].hasPrefix("--") && items[i + 1].count > 2) else {
+            throw UsageError("\(name) needs a value")
+        }
+        let value = items[i + 1]
+        items.removeSubrange(i...(i + 1))
+        return value
+    }
+
+    mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try value(name) else { return nil }
+        guard let number = Int(text), range.contains(number) else {
+            throw UsageError("\(name) must be a whole number in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
+        }
+        return number
+    }
+
+    mutating func double(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = try value(name) else { return nil }
+        guard let number = Double(text), number.isFinite, range.contains(number) else {
+            throw UsageError("\(name) must be a number in \(range.lowerBound)...\(range.upperBound), not '\(text)'")
+        }
+        return number
+    }
+
+    /// `WxH`, each side even and within bounds.
+    mutating func size(_ name: String) throws -> (width: Int, height: Int)? {
+        guard let text = try value(name) else { return nil }
+        let parts = text.lowercased().split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+              (16...7680).contains(w), (16...4320).contains(h) else {
+            throw UsageError("\(name) must look like 1280x720 (16x16 to 7680x4320), not '\(text)'")
+        }
+        guard w % 2 == 0, h % 2 == 0 else {
+            throw UsageError("\(name) needs even width and height for I420, not '\(text)'")
+        }
+        return (w, h)
+    }
+
+    /// The remaining non-option arguments, in order.
+    mutating func positionals() -> [String] {
+        let rest = items.filter { !$0.hasPrefix("-") || $0 == "-" }
+        items.removeAll { !$0.hasPrefix("-") || $0 == "-" }
+        return rest
+    }
+
+    /// Fails on anything not consumed.
+    func finish() throws {
+        if let first = items.first {
+            throw UsageError("unknown option '\(first)'")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import LiveCore
+
+/// Shared shape of a subcommand: parse, run, and turn errors into stderr and an exit code.
+protocol Command {
+    static var name: String { get }
+    static var help: String { get }
+    static func run(_ arguments: inout Arguments) throws -> Int32
+}
+
+extension Command {
+    static func main(_ raw: [String]) -> Int32 {
+        var arguments = Arguments(raw, command: name)
+        if arguments.wantsHelp {
+            print(help)
+            return 0
+        }
+        do {
+            return try run(&arguments)
+        } catch let error as UsageError {
+            printError("liveline \(name): \(error.message)\nRun 'liveline \(name) --help' for the options.")
+            return 2
+        } catch {
+            printError("liveline \(name): \(error)")
+            return 1
+        }
+    }
+}
+
+func printError(_ message: String, terminator: String = "\n") {
+    FileHandle.standardError.write(Data((message + terminator).utf8))
+}
+
+/// Writes one line to stdout at once (stats lines must not interleave or sit in a buffer).
+func printLine(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// A compact JSON object from ordered key/value pairs (stable key order for people reading it).
+func jsonLine(_ pairs: KeyValuePairs<String, Any?>) -> String {
+    var parts: [String] = []
+    for (key, value) in pairs {
+        parts.append("\"\(key)\":\(jsonValue(value))")
+    }
+    return "{" + parts.joined(separator: ",") + "}"
+}
+
+private func jsonValue(_ value: Any?) -> String {
+    switch value {
+    case nil: return "null"
+    case let v as Bool: return v ? "true" : "false"
+    case let v as Int: return String(v)
+    case let v as UInt64: return String(v)
+    case let v as Double:
+        return v.isFinite ? String(format: "%.2f", v) : "null"
+    case let v as String:
+        var out = "\""
+        for scalar in v.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case let s where s.value < 0x20: out += String(format: "\\u%04x", s.value)
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
+    default: return jsonValue(String(describing: value!))
+    }
+}

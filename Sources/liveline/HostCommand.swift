@@ -1,0 +1,118 @@
+import Foundation
+import LiveCapture
+import LiveCodec
+import LiveCore
+import LiveFilter
+import LiveLine
+
+/// `liveline host`: the hoster pipeline from the command line.
+enum HostCommand: Command {
+    static let name = "host"
+    static let help = """
+        Usage: liveline host [options]
+
+        Captures video, applies filters, encodes H.264 and records it.
+
+        Source and picture:
+          --source SPEC        test | color:NAME | color:#RRGGBB | file:PATH | v4l2:/dev/videoN
+                               (default: test, a moving pattern with a frame counter)
+          --size WxH           picture size (default 1280x720)
+          --fps N              frames per second, 1-60 (default 30)
+
+        Filters (applied in this order: zoom, filter, mirror, logo):
+          --filter MODE        original | beauty | blur (default original)
+          --beauty X           beauty strength 0..1 (default 0.6; implies --filter beauty)
+          --mirror             flip the picture horizontally
+          --zoom X             digital zoom 1.0..3.0 (default 1.0)
+          --logo PATH[@X,Y]    PNG watermark with alpha at X,Y (default: top right, 16 px in)
+
+        Encoding:
+          --bitrate KBPS       H.264 bitrate in kbit/s, CBR (default 2500)
+          --preset NAME        x264 preset (default veryfast)
+          --keyint SECONDS     keyframe interval (default 2)
+
+        Output:
+          --duration SECONDS   stop after this long (default: run until Ctrl-C)
+          --record FILE        write the stream to FILE.flv or FILE.mp4
+          --stats json         one JSON object per second on stdout, and a final
+                               {"event":"summary",...}; otherwise a status line on stderr
+          --help               show this text
+        """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        let options = try HosterOptions.parse(&arguments)
+        if let url = arguments.positionals().first {
+            throw UsageError("unexpected argument '\(url)': pushing to a URL is not available yet; use --record FILE")
+        }
+        try arguments.finish()
+        let session = try HosterSession(options: options)
+        return try session.run()
+    }
+}
+
+/// Everything `liveline host` was asked for, validated: the pipeline's configuration
+/// plus what only the command line has (how long, where to, how to report).
+struct HosterOptions {
+    var configuration = HosterConfiguration()
+    var duration: Double?
+    var record: String?
+    var jsonStats = false
+
+    static func parse(_ arguments: inout Arguments) throws -> HosterOptions {
+        var o = HosterOptions()
+        var c = HosterConfiguration()
+        if let source = try arguments.value("--source") { c.source = source }
+        if let size = try arguments.size("--size") { (c.width, c.height) = size }
+        if let fps = try arguments.int("--fps", in: 1...60) { c.fps = fps }
+        if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { c.bitrateKbps = bitrate }
+        if let preset = try arguments.value("--preset") {
+            guard HosterConfiguration.presets.contains(preset) else {
+                throw UsageError("--preset must be one of \(HosterConfiguration.presets.joined(separator: ", ")), not '\(preset)'")
+            }
+            c.preset = preset
+        }
+        if let keyint = try arguments.double("--keyint", in: 0.1...60) { c.keyframeIntervalSeconds = keyint }
+        if let name = try arguments.value("--filter") {
+            guard let mode = CameraFilterMode(name: name) else {
+                throw UsageError("--filter must be original, beauty or blur, not '\(name)'")
+            }
+            c.filter = mode
+        }
+        if let strength = try arguments.double("--beauty", in: 0...1) {
+            c.beautyStrength = strength
+            c.filter = .beautiful
+        }
+        c.mirror = arguments.flag("--mirror")
+        if let zoom = try arguments.double("--zoom", in: 1...3) { c.zoom = zoom }
+        if let logo = try arguments.value("--logo") { (c.logoPath, c.logoPosition) = try parseLogo(logo) }
+        if let duration = try arguments.double("--duration", in: 0.001...(365 * 86400)) { o.duration = duration }
+        if let record = try arguments.value("--record") {
+            let lower = record.lowercased()
+            guard lower.hasSuffix(".flv") || lower.hasSuffix(".mp4") else {
+                throw UsageError("--record needs a file ending in .flv or .mp4, not '\(record)'")
+            }
+            o.record = record
+        }
+        if let stats = try arguments.value("--stats") {
+            guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
+            o.jsonStats = true
+        }
+        o.configuration = c
+        return o
+    }
+
+    /// `PATH` or `PATH@X,Y`.
+    private static func parseLogo(_ text: String) throws -> (String, (x: Int, y: Int)?) {
+        if let at = text.lastIndex(of: "@") {
+            let position = text[text.index(after: at)...].split(separator: ",", omittingEmptySubsequences: false)
+            if position.count == 2, let x = Int(position[0]), let y = Int(position[1]) {
+                guard x >= 0, y >= 0 else { throw UsageError("--logo position must not be negative: '\(text)'") }
+                return (String(text[..<at]), (x, y))
+            }
+        }
+        return (text, nil)
+    }
+
+    /// Frames to capture for `--duration` (exact: duration × fps, rounded).
+    var frameLimit: Int? { duration.map { max(1, Int(($0 * Double(configuration.fps)).rounded())) } }
+}

@@ -1,0 +1,92 @@
+import Foundation
+import LiveCore
+import LiveLine
+
+/// Runs one `liveline host` invocation: the pipeline, its sinks, Ctrl-C, and the
+/// once-a-second report (JSON lines on stdout, or a status line on stderr).
+struct HosterSession {
+    let options: HosterOptions
+
+    init(options: HosterOptions) throws {
+        self.options = options
+    }
+
+    func run() throws -> Int32 {
+        let pipeline = try HosterPipeline(configuration: options.configuration)
+        if let record = options.record { pipeline.addSink(try RecordingSink(path: record)) }
+
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let signals = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { pipeline.stop() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+
+        let started = Clock.monotonicMicros()
+        try pipeline.start(frameLimit: options.frameLimit)
+        let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
+        var previous = pipeline.stats
+        var previousTime = started
+        while try !pipeline.wait(seconds: 1) {
+            let now = Clock.monotonicMicros()
+            let stats = pipeline.stats
+            report.tick(stats, previous: previous, seconds: Double(now - previousTime) / 1e6,
+                        elapsed: Double(now - started) / 1e6)
+            previous = stats
+            previousTime = now
+        }
+        report.summary(pipeline.stats, elapsed: Double(Clock.monotonicMicros() - started) / 1e6,
+                       record: options.record)
+        return 0
+    }
+}
+
+/// Formats the hoster's figures for people (stderr) or programs (JSON lines on stdout).
+struct StatsReport {
+    let json: Bool
+    let configuration: HosterConfiguration
+    private let terminal = isatty(STDERR_FILENO) == 1
+
+    init(json: Bool, configuration: HosterConfiguration) {
+        self.json = json
+        self.configuration = configuration
+    }
+
+    func tick(_ stats: PipelineStats, previous: PipelineStats, seconds: Double, elapsed: Double) {
+        let fps = Double(stats.encoded - previous.encoded) / max(seconds, 1e-6)
+        let kbps = Double(stats.bytes - previous.bytes) * 8 / 1000 / max(seconds, 1e-6)
+        if json {
+            printLine(jsonLine([
+                "event": "stats", "time": elapsed, "frames": stats.encoded, "fps": fps, "bitrateKbps": kbps,
+                "targetKbps": stats.bitrateKbps, "dropped": stats.dropped, "keyframes": stats.keyframes,
+                "filterMs": stats.filterMsPerFrame, "encodeMs": stats.encodeMsPerFrame,
+            ]))
+        } else {
+            let line = String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s  dropped %d  encode %.1f ms",
+                              elapsed, stats.encoded, fps, kbps, stats.dropped, stats.encodeMsPerFrame)
+            printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
+        }
+    }
+
+    func summary(_ stats: PipelineStats, elapsed: Double, record: String?) {
+        let kbps = elapsed > 0 ? Double(stats.bytes) * 8 / 1000 / elapsed : 0
+        if json {
+            printLine(jsonLine([
+                "event": "summary", "frames": stats.encoded, "seconds": elapsed,
+                "fps": elapsed > 0 ? Double(stats.encoded) / elapsed : 0, "bitrateKbps": kbps, "bytes": stats.bytes,
+                "width": configuration.width, "height": configuration.height, "dropped": stats.dropped,
+                "keyframes": stats.keyframes, "filterMs": stats.filterMsPerFrame,
+                "encodeMs": stats.encodeMsPerFrame, "record": record,
+            ]))
+        } else {
+            if terminal { printError("") }
+            let line = String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
+                              stats.encoded, configuration.width, configuration.height, elapsed,
+                              elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, stats.dropped)
+            printError(line + (record.map { ", recorded to \($0)" } ?? ""))
+        }
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveCore
-
-@Test func placeholderLiveCoreTests() { #expect(Bool(true)) }
