@@ -125,8 +125,9 @@ final class RawSocketClient {
         }
     }
 
-    /// Reads one HTTP response (head + Content-Length body), keeping what follows.
-    func receiveResponse() throws -> RawHTTPResponse {
+    /// Reads one HTTP response (head + Content-Length body, no body for a HEAD
+    /// request's), keeping what follows.
+    func receiveResponse(toHead: Bool = false) throws -> RawHTTPResponse {
         let separator: [UInt8] = Array("\r\n\r\n".utf8)
         while true {
             if let end = buffered.firstRange(of: separator) {
@@ -138,7 +139,7 @@ final class RawSocketClient {
                     let parts = line.split(separator: ":", maxSplits: 1)
                     headers[parts[0].lowercased()] = parts[1].trimmingCharacters(in: .whitespaces)
                 }
-                let length = Int(headers["content-length"] ?? "0") ?? 0
+                let length = toHead ? 0 : Int(headers["content-length"] ?? "0") ?? 0
                 let bodyStart = end.upperBound
                 while buffered.count < bodyStart + length {
                     guard let chunk = try receiveRaw(), !chunk.isEmpty else {

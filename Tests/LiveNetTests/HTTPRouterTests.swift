@@ -1,0 +1,57 @@
+import Testing
+@testable import LiveNet
+
+@Suite("HTTPRouter")
+struct HTTPRouterTests {
+    static let router: HTTPRouter = {
+        var router = HTTPRouter()
+        router.get("/healthz") { _ in .response(.text("ok")) }
+        router.get("/api/live/{id}/members") { _ in .response(.text("members")) }
+        router.post("/api/live/{id}/members") { _ in .response(.text("join")) }
+        router.get("/static/*") { _ in .response(.text("file")) }
+        return router
+    }()
+
+    @Test("path parameters are captured")
+    func parameters() {
+        guard case .found(_, let parameters) = Self.router.match(method: "GET", path: "/api/live/room7/members") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters == ["id": "room7"])
+    }
+
+    @Test("a trailing * matches the rest of the path")
+    func prefix() {
+        guard case .found(_, let parameters) = Self.router.match(method: "GET", path: "/static/css/site.css") else {
+            Issue.record("no match")
+            return
+        }
+        #expect(parameters == ["*": "css/site.css"])
+    }
+
+    @Test("unknown paths are not found; known paths under another method are 405 with the allowed ones")
+    func misses() {
+        guard case .notFound = Self.router.match(method: "GET", path: "/api/live/room7") else {
+            Issue.record("matched a shorter path")
+            return
+        }
+        guard case .methodNotAllowed(let allowed) = Self.router.match(method: "DELETE", path: "/api/live/x/members") else {
+            Issue.record("expected 405")
+            return
+        }
+        #expect(allowed == ["GET", "POST"])
+    }
+
+    @Test("HEAD falls back to the GET route")
+    func headFallsBackToGet() {
+        guard case .found = Self.router.match(method: "HEAD", path: "/healthz") else {
+            Issue.record("HEAD did not find GET /healthz")
+            return
+        }
+        guard case .methodNotAllowed = Self.router.match(method: "PUT", path: "/healthz") else {
+            Issue.record("PUT should be 405")
+            return
+        }
+    }
+}
