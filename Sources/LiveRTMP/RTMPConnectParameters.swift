@@ -8,12 +8,16 @@ public struct RTMPConnectParameters: Equatable, Sendable {
 
     public init(_ object: AMF0Object) { self.object = object }
 
-    /// The fields a publisher or player sends, in ffmpeg's order. `forPlaying` adds the
-    /// capability fields ffmpeg sends only when it plays.
+    /// The fields a publisher or player sends, in ffmpeg's order (byte for byte what
+    /// ffmpeg 5.1 sends for the same values). `forPlaying` adds the capability fields
+    /// ffmpeg sends only when it plays.
     public init(app: String, tcUrl: String, flashVer: String = "FMLE/3.0 (compatible; LiveLine)",
                 swfUrl: String? = nil, pageUrl: String? = nil, forPlaying: Bool = false)
     {
-        var object = AMF0Object([.init("app", .string(app)), .init("type", "nonprivate"), .init("flashVer", .string(flashVer))])
+        // ffmpeg adds type "nonprivate" only when publishing.
+        var object = AMF0Object([.init("app", .string(app))])
+        if !forPlaying { object["type"] = "nonprivate" }
+        object["flashVer"] = .string(flashVer)
         if let swfUrl { object["swfUrl"] = .string(swfUrl) }
         object["tcUrl"] = .string(tcUrl)
         if forPlaying {

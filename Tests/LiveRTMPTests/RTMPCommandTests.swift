@@ -46,7 +46,7 @@ struct RTMPCommandTests {
     @Test("connect parameters keep their order and typed fields")
     func connectParameters() throws {
         let parameters = RTMPConnectParameters(app: "live?token=1", tcUrl: "rtmp://h:1935/live?token=1", forPlaying: true)
-        #expect(parameters.object.names == ["app", "type", "flashVer", "tcUrl", "fpad", "capabilities", "audioCodecs",
+        #expect(parameters.object.names == ["app", "flashVer", "tcUrl", "fpad", "capabilities", "audioCodecs",
                                             "videoCodecs", "videoFunction"])
         #expect(parameters.app == "live?token=1")
         #expect(RTMPCommand.createStreamResult(transactionID: 2, streamID: 7).createdStreamID == 7)
