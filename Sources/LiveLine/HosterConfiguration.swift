@@ -2,6 +2,7 @@ import LiveCapture
 import LiveCodec
 import LiveCore
 import LiveFilter
+import LiveMix
 
 /// What the hoster captures and how it encodes it; the seed's hoster option plus
 /// video config (reference/sdk-facts.md), with desktop defaults (720p30, 2.5 Mbit/s).
@@ -25,6 +26,12 @@ public struct HosterConfiguration: Sendable {
     /// setLogoView: a PNG with alpha, placed at `logoPosition` (default: top right, 16 px in).
     public var logoPath: String?
     public var logoPosition: (x: Int, y: Int)?
+    /// setMixVideoModel / setVideoTemplate: how co-hosts are mixed into the picture.
+    public var mixTemplate: MixTemplate = .full
+    public var mixOptions = MixOptions()
+    /// Solid-colour stand-ins for co-hosts (red, green, blue, yellow), to see a mix
+    /// without a co-host line.
+    public var mixTestCohosts = 0
     /// Pace synthetic and file sources in real time (false: as fast as possible, for benchmarks).
     public var realTime = true
 
@@ -62,14 +69,34 @@ public struct HosterConfiguration: Sendable {
     public func makeSource() throws -> VideoSource {
         try SourceSpec(parsing: source).makeSource(width: width, height: height, fps: fps, realTime: realTime)
     }
+
+    public static let mixTestColors = ["red", "green", "blue", "yellow"]
+
+    /// The mix stage with its test co-hosts, or nil when there is nothing to mix.
+    public func makeMix() throws -> HosterMix? {
+        guard mixTestCohosts > 0 else { return nil }
+        guard mixTestCohosts <= HosterConfiguration.mixTestColors.count else {
+            throw LiveError(.invalidParams, "at most \(HosterConfiguration.mixTestColors.count) test co-hosts")
+        }
+        let mix = try HosterMix(width: width, height: height, template: mixTemplate, options: mixOptions)
+        for name in HosterConfiguration.mixTestColors.prefix(mixTestCohosts) {
+            let spec = try SourceSpec(parsing: "color:" + name)
+            try mix.addCohost(source: try spec.makeSource(width: 640, height: 360, fps: 15, realTime: realTime))
+        }
+        return mix
+    }
 }
 
 extension HosterPipeline {
-    /// A pipeline built from a configuration: source, filters and encoder.
+    /// A pipeline built from a configuration: source, filters, mix stage and encoder.
     public convenience init(configuration: HosterConfiguration) throws {
         let filters = try configuration.makeFilterChain()
         let source = try configuration.makeSource()
         let encoder = try H264Encoder(config: configuration.encoderConfig)
         self.init(source: source, filters: filters, encoder: encoder)
+        if let mix = try configuration.makeMix() {
+            setMixStage(mix.process)
+            onEnd { mix.stop() }
+        }
     }
 }

@@ -24,6 +24,7 @@ public final class HosterPipeline: @unchecked Sendable {
     private let scaler = Scaler()
     private let pool: FramePool
     private var mixStage: FrameStage?
+    private var endHandlers: [() -> Void] = []
 
     private let lock = NSLock()
     private var _stats = PipelineStats()
@@ -44,6 +45,9 @@ public final class HosterPipeline: @unchecked Sendable {
         frames = BoundedQueue(capacity: queueCapacity, policy: dropPolicy)
         pool = FramePool(width: encoder.config.width, height: encoder.config.height)
     }
+
+    /// Runs `handler` on the capture thread once capture has ended; call before `start`.
+    public func onEnd(_ handler: @escaping () -> Void) { endHandlers.append(handler) }
 
     /// Adds a sink; call before `start`.
     public func addSink(_ sink: EncodedVideoSink) { sinks.append(sink) }
@@ -124,6 +128,7 @@ public final class HosterPipeline: @unchecked Sendable {
     private func captureLoop(frameLimit: Int?) {
         defer {
             source.stop()
+            endHandlers.forEach { $0() }
             frames.close()
         }
         var count = 0

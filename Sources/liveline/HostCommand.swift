@@ -26,6 +26,10 @@ enum HostCommand: Command {
           --zoom X             digital zoom 1.0..3.0 (default 1.0)
           --logo PATH[@X,Y]    PNG watermark with alpha at X,Y (default: top right, 16 px in)
 
+        Mix (co-hosts composed into the picture):
+          --mix NAME           layout template: full | equal | bigSmall (default full)
+          --mix-test N         mix in N solid-colour test co-hosts (red, green, blue, yellow)
+        \(mixOptionsHelp)
         Encoding:
           --bitrate KBPS       H.264 bitrate in kbit/s, CBR (default 2500)
           --preset NAME        x264 preset (default veryfast)
@@ -85,6 +89,9 @@ struct HosterOptions {
         c.mirror = arguments.flag("--mirror")
         if let zoom = try arguments.double("--zoom", in: 1...3) { c.zoom = zoom }
         if let logo = try arguments.value("--logo") { (c.logoPath, c.logoPosition) = try parseLogo(logo) }
+        if let template = try arguments.mixTemplate("--mix") { c.mixTemplate = template }
+        c.mixOptions = try arguments.mixOptions()
+        if let n = try arguments.int("--mix-test", in: 0...HosterConfiguration.mixTestColors.count) { c.mixTestCohosts = n }
         if let duration = try arguments.double("--duration", in: 0.001...(365 * 86400)) { o.duration = duration }
         if let record = try arguments.value("--record") {
             let lower = record.lowercased()

@@ -10,6 +10,7 @@ let usage = """
     Commands:
       host      capture, filter and encode H.264 (record it with --record)
       devices   list V4L2 cameras with their formats and sizes
+      layout    print the rectangles of a mix layout (JSON, a drawing or a PNG)
       help      show this text
 
     Run 'liveline <command> --help' for the options of a command.
@@ -25,6 +26,7 @@ let status: Int32
 switch command {
 case "host": status = HostCommand.main(rest)
 case "devices": status = DevicesCommand.main(rest)
+case "layout": status = LayoutCommand.main(rest)
 case "help", "--help", "-h":
     print(usage)
     status = 0

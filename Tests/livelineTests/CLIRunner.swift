@@ -37,19 +37,20 @@ enum CLI {
         process.standardError = err
         try process.run()
         // Read both pipes while the process runs so neither can fill up and block it.
-        var outData = Data(), errData = Data()
+        final class Collected: @unchecked Sendable { var data = Data() }  // written once, read after the group waits
+        let errData = Collected()
         let group = DispatchGroup()
         group.enter()
         DispatchQueue.global().async {
-            errData = err.fileHandleForReading.readDataToEndOfFile()
+            errData.data = err.fileHandleForReading.readDataToEndOfFile()
             group.leave()
         }
-        outData = out.fileHandleForReading.readDataToEndOfFile()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
         group.wait()
         process.waitUntilExit()
         return Result(status: process.terminationStatus,
                       stdout: String(decoding: outData, as: UTF8.self),
-                      stderr: String(decoding: errData, as: UTF8.self))
+                      stderr: String(decoding: errData.data, as: UTF8.self))
     }
 
     static func liveline(_ arguments: String...) throws -> Result { try run(liveline, arguments) }
