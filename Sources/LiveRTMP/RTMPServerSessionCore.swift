@@ -229,8 +229,11 @@ public struct RTMPServerSessionCore {
         }
         guard isConnected else { throw Error.commandBeforeConnect(command.name) }
         switch command {
-        case .releaseStream(let t, _), .fcPublish(let t, _), .getStreamLength(let t, _):
+        case .releaseStream(let t, _), .fcPublish(let t, _):
             try send(.command(.result(transactionID: t, properties: .null, information: .undefined)))
+        case .getStreamLength(let t, _):
+            // ffmpeg reads a number here (a live stream's length is 0) and warns otherwise.
+            try send(.command(.result(transactionID: t, properties: .null, information: .number(0))))
         case .createStream(let t):
             guard streams.count < Self.maxStreams else { throw Error.tooManyStreams(limit: Self.maxStreams) }
             let id = nextStreamID

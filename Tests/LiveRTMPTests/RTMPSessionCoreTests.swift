@@ -139,4 +139,19 @@ struct RTMPSessionCoreTests {
         let bytes = try encoder.encode(try RTMPMessage.command(.createStream(transactionID: 2)).raw())
         #expect(throws: RTMPServerSessionCore.Error.commandBeforeConnect("createStream")) { try server.feed(bytes) }
     }
+
+    @Test("getStreamLength gets a numeric _result, which ffmpeg's player reads")
+    func getStreamLength() throws {
+        var server = RTMPServerSessionCore()
+        var encoder = RTMPChunkEncoder()
+        var bytes = try encoder.encode(try RTMPMessage.command(.connect(transactionID: 1,
+            RTMPConnectParameters(app: "live", tcUrl: "rtmp://h:1935/live"))).raw())
+        bytes += try encoder.encode(try RTMPMessage.command(.getStreamLength(transactionID: 3, streamName: "cam")).raw())
+        _ = try server.feed(bytes)
+        var decoder = RTMPChunkDecoder()
+        decoder.feed(server.takeOutput())
+        var last: RTMPMessage?
+        while let raw = try decoder.nextMessage() { last = try RTMPMessage(decoding: raw) }
+        #expect(last == .command(.result(transactionID: 3, properties: .null, information: 0)))
+    }
 }
