@@ -215,6 +215,8 @@ public struct RTMPChunkDecoder {
         }
         let take = min(chunkSize, stream.length - stream.payload.count)
         guard end - p >= take else { return nil }
+        // Drop the dictionary's copy so appending does not copy the partial payload.
+        streams[csid] = nil
         if stream.payload.isEmpty { stream.payload.reserveCapacity(stream.length) }
         stream.payload.append(contentsOf: buffer[p..<p + take])
         p += take
