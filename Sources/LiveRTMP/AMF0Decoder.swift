@@ -102,7 +102,9 @@ public struct AMF0Decoder {
             guard Int(count) <= bytes.count - offset else { throw Error.arrayTooLong(count: count, offset: countOffset) }
             guard depth + 1 <= maxDepth else { throw Error.nestingTooDeep(limit: maxDepth) }
             var values: [AMF0Value] = []
-            values.reserveCapacity(Int(count))
+            // The count is the peer's claim: reserve little and let real values grow the
+            // array, so a nested array claiming millions of elements costs nothing.
+            values.reserveCapacity(min(Int(count), 64))
             for _ in 0..<count { values.append(try value(depth: depth + 1)) }
             return .strictArray(values)
         case .date:
