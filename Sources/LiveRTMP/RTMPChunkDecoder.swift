@@ -217,7 +217,8 @@ public struct RTMPChunkDecoder {
         guard end - p >= take else { return nil }
         // Drop the dictionary's copy so appending does not copy the partial payload.
         streams[csid] = nil
-        if stream.payload.isEmpty { stream.payload.reserveCapacity(stream.length) }
+        // The length is the peer's claim; memory follows the bytes that really arrive.
+        if stream.payload.isEmpty { stream.payload.reserveCapacity(min(stream.length, 1 << 16)) }
         stream.payload.append(contentsOf: buffer[p..<p + take])
         p += take
         readIndex = p
