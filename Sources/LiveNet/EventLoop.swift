@@ -267,8 +267,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
             let ready: Int
             do {
+                // Flushes requested by the last flush round's callbacks (a writer refilling
+                // its queue from onWritabilityChanged) must not wait for an event.
+                let busy = hasTasks || !pendingFlush.isEmpty
                 ready = try Syscall.epollWait(epollFD, events, capacity: Int32(Self.eventCapacity),
-                                              timeoutMillis: hasTasks ? 0 : waitTimeoutMillis())
+                                              timeoutMillis: busy ? 0 : waitTimeoutMillis())
             } catch {
                 Log.error("\(name): \(error); stopping the loop")
                 break
@@ -318,10 +321,15 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     private func flushPending() {
-        guard !pendingFlush.isEmpty else { return }
-        let batch = pendingFlush
-        pendingFlush.removeAll(keepingCapacity: true)
-        for connection in batch { connection.flushFromLoop() }
+        // A flush can call back into handlers that write again; give those a few rounds
+        // here, and leave the rest for the next iteration (which then does not block).
+        var rounds = 0
+        while !pendingFlush.isEmpty, rounds < 4 {
+            let batch = pendingFlush
+            pendingFlush.removeAll(keepingCapacity: true)
+            for connection in batch { connection.flushFromLoop() }
+            rounds += 1
+        }
     }
 
     private func drainWake() {

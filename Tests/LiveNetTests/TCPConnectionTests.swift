@@ -143,6 +143,25 @@ final class FloodingHandler: TCPConnectionHandler, @unchecked Sendable {
     }
 }
 
+/// Counts what arrives and signals once `total` bytes are in.
+final class CountingSink: TCPConnectionHandler, @unchecked Sendable {
+    let received: Locked<Int>
+    let total: Int
+    let done: Signal
+
+    init(received: Locked<Int>, total: Int, done: Signal) {
+        self.received = received
+        self.total = total
+        self.done = done
+    }
+
+    func onRead(_ connection: TCPConnection, _ bytes: UnsafeRawBufferPointer) {
+        if received.update({ $0 += bytes.count; return $0 }) >= total { done.fire() }
+    }
+
+    func onClose(_ connection: TCPConnection, _ error: NetError?) {}
+}
+
 /// Says hello to every accepted connection and records how each one closed.
 final class GreetingHandler: TCPConnectionHandler, @unchecked Sendable {
     let closes: Locked<[NetError?]>
@@ -189,6 +208,33 @@ struct TCPConnectionTests {
         #expect(eventually { serverCloses.value.count == 1 })
         #expect(serverCloses.value.first == .some(nil))
         #expect(eventually { listener.connectionCount == 0 })
+    }
+
+    @Test("a writer that refills its queue only when it turns writable again never stalls")
+    func refillFromWritabilityChange() throws {
+        let group = try EventLoopGroup(count: 1, name: "refill")
+        defer { group.shutdown() }
+        // The writer has a loop of its own, so no other descriptor's events wake it.
+        let writerLoop = try EventLoop(name: "refill-writer")
+        writerLoop.start()
+        defer { writerLoop.shutdown() }
+        let total = 16 * 1024 * 1024
+        let received = Locked(0)
+        let done = Signal()
+        let listener = try TCPListener.bind(host: "127.0.0.1", port: 0, group: group) { connection in
+            connection.handler = CountingSink(received: received, total: total, done: done)
+        }
+        // Small watermarks: the kernel takes a whole queue in one flush, so the refill
+        // happens from inside the loop's flush pass.
+        let options = TCPConnectionOptions(highWatermark: 64 * 1024, lowWatermark: 16 * 1024)
+        let writer = PatternClient(total: total)
+        TCPConnection.connect(host: "127.0.0.1", port: listener.localPort, on: writerLoop, options: options) { result in
+            guard case .success(let connection) = result else { return }
+            connection.handler = writer
+            writer.pump(connection)
+        }
+        #expect(done.wait(seconds: 20))
+        #expect(received.value == total)
     }
 
     @Test("a peer that stops reading turns isWritable false and the queue stays under high watermark + one buffer")
