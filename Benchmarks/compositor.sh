@@ -9,6 +9,7 @@
 #   SWIFT_BUILD_FLAGS="--scratch-path /tmp/x" to build elsewhere than .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+./scripts/setup
 
 FRAMES=${FRAMES:-2000}
 SWIFT_BUILD_FLAGS=${SWIFT_BUILD_FLAGS:-}

@@ -5,8 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup
-swift build -c release --product liveline-bench >/dev/null
-bench=.build/release/liveline-bench
+scratch=${SCRATCH:-.build}
+swift build -c release --scratch-path "$scratch" --product liveline-bench >/dev/null
+bench=$scratch/release/liveline-bench
 frames=${FRAMES:-600}
 
 now() { date +%s.%N; }
@@ -18,6 +19,6 @@ for size in 1280x720 1920x1080; do
   echo "  running: ${cmd[*]}"
   t0=$(now); "${cmd[@]}"; t1=$(now)
   theirs=$(awk -v n="$frames" -v a="$t0" -v b="$t1" 'BEGIN { print n / (b - a) }')
-  printf '  ffmpeg                          %8.1f fps\n' "$theirs"
+  printf "  %-30s%8.1f fps\n" "ffmpeg same job" "$theirs"
   awk -v s="$size" -v a="$ours" -v b="$theirs" 'BEGIN { printf "  RATIO %s liveline/ffmpeg = %.2fx\n", s, a / b }'
 done

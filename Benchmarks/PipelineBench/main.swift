@@ -24,7 +24,7 @@ func measure(_ label: String, frames: Int, _ body: (Int) throws -> Void) rethrow
     let start = Clock.monotonicMicros()
     for i in 0..<frames { try body(i) }
     let ms = Double(Clock.monotonicMicros() - start) / 1000 / Double(frames)
-    print(String(format: "  %-28@ %8.3f ms/frame", label as NSString, ms))
+    print("  " + label.padding(toLength: 30, withPad: " ", startingAt: 0) + String(format: "%8.3f ms/frame", ms))
     return ms
 }
 
@@ -79,8 +79,8 @@ do {
     let seconds = Double(Clock.monotonicMicros() - start) / 1e6
     let stats = pipeline.stats
     let fps = Double(stats.encoded) / seconds
-    print(String(format: "  %-28@ %8.1f fps (%d frames in %.2f s, %d dropped)",
-                 "pipeline test→x264" as NSString, fps, stats.encoded, seconds, stats.dropped))
+    print("  " + "pipeline test→x264".padding(toLength: 30, withPad: " ", startingAt: 0)
+          + String(format: "%8.1f fps (%d frames in %.2f s, %d dropped)", fps, stats.encoded, seconds, stats.dropped))
     let ours = sourceMs + scaleMs
     print(String(format: "  own stages (source + scale) = %.1f%% of encode; with beauty %.1f%%",
                  100 * ours / encodeMs, 100 * (ours + beautyMs) / encodeMs))

@@ -66,6 +66,22 @@ struct HostCommandTests {
         #expect(straightError / n > 4 * (flippedError / n), "the test pattern should not be symmetric")
     }
 
+    @Test("--filter beauty brightens and smooths the recorded skin tone")
+    func beautyShows() throws {
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var means: [Double] = []
+        for (name, extra) in [("plain", [String]()), ("beauty", ["--filter", "beauty", "--beauty", "1"])] {
+            let file = dir.appendingPathComponent("\(name).flv").path
+            let result = try CLI.run(CLI.liveline, ["host", "--source", "color:#E0AC8C", "--size", "320x240",
+                                                    "--duration", "0.5", "--record", file] + extra)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let rgb = try CLI.rgbFrame(file, index: 5, width: 320, height: 240)
+            means.append(Double(rgb.reduce(0) { $0 + Int($1) }) / Double(rgb.count))
+        }
+        #expect(means[1] > means[0] + 3, "beauty should brighten skin: \(means)")
+    }
+
     @Test("--logo draws the PNG with its alpha at the asked place")
     func logoIsDrawn() throws {
         let dir = try CLI.temporaryDirectory()
