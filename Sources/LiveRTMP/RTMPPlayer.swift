@@ -1,0 +1,307 @@
+import Foundation
+import LiveCodec
+import LiveCore
+import LiveNet
+
+/// Plays one RTMP stream (seed: the guest's `startRtmpPlay`, reported through
+/// onRtmpPlayerOk / onRtmpPlayerStart / onRtmpPlayerClosed) on a LiveNet event loop:
+/// connect, play, then the metadata, the decoder configuration and each video packet,
+/// delivered to `onEvent` on the loop thread. Audio is counted and skipped.
+///
+/// `start()`, `close()`, `stats` and `markConsumed(upTo:)` may be called from any
+/// thread.
+public final class RTMPPlayer: @unchecked Sendable {
+    // @unchecked: fields marked "loop" are touched only on `loop`'s thread; `shared`
+    // only under `lock`.
+
+    public struct Configuration: Sendable {
+        /// Connect + handshake + play must finish within this time.
+        public var connectTimeout: Duration
+        public var session: RTMPClientSessionCore.Configuration
+        public var connectionOptions: TCPConnectionOptions
+
+        public init(connectTimeout: Duration = .seconds(10),
+                    session: RTMPClientSessionCore.Configuration = .init(bufferLengthMilliseconds: 3000),
+                    connectionOptions: TCPConnectionOptions = TCPConnectionOptions())
+        {
+            self.connectTimeout = connectTimeout
+            self.session = session
+            self.connectionOptions = connectionOptions
+        }
+    }
+
+    public enum State: Sendable, Equatable {
+        case idle, connecting, playing, closed, failed
+    }
+
+    /// What the player delivers, on the loop thread, in stream order.
+    public enum Event: Sendable {
+        /// The server accepted connect.
+        case connected
+        /// NetStream.Play.Start (seed: onRtmpPlayerOk).
+        case playing
+        case metadata(RTMPStreamMetadata)
+        /// The AVC sequence header: the AVCDecoderConfigurationRecord as sent and parsed.
+        case decoderConfiguration(avcC: [UInt8], H264Bitstream.AVCDecoderConfiguration)
+        case video(RTMPVideoPacket)
+        /// A status the flow did not consume (Play.Reset, Play.PublishNotify…).
+        case status(RTMPStatus)
+        /// The publisher went away (Stream EOF or Play.UnpublishNotify); the connection
+        /// stays open and a new publish of the same name plays on.
+        case streamEnded
+        /// The player stopped on an error (seed: onRtmpPlayerClosed with an error code).
+        case failed(RTMPClientError)
+        /// The player closed after `close()`.
+        case closed
+    }
+
+    /// A snapshot of the player's figures, readable from any thread.
+    public struct Stats: Sendable, Equatable {
+        public var state = State.idle
+        public var bytesReceived: UInt64 = 0
+        /// Bytes per second over the last second.
+        public var receiveRate = 0.0
+        public var videoPackets = 0
+        public var audioPackets = 0
+        /// Media time received but not yet consumed (`markConsumed(upTo:)`), in ms.
+        public var bufferedMilliseconds = 0
+    }
+
+    public let url: RTMPURL
+    public let loop: EventLoop
+    public let configuration: Configuration
+
+    /// Events, called on the loop thread; set before `start()`.
+    public var onEvent: (@Sendable (Event) -> Void)?
+
+    private let lock = NSCondition()
+    private var shared = Stats()
+    private var failure: RTMPClientError?
+    private var newestDTS: Int64?
+    private var consumedDTS: Int64?
+
+    // Loop.
+    private var client: RTMPClientConnection?
+    private var lengthSize = 4
+    private var lastTimestamp: UInt32 = 0
+    private var timestampEpoch: Int64 = 0
+    private var sawTimestamp = false
+    private var videoPackets = 0
+    private var audioPackets = 0
+    private var rateSamples: [(time: UInt64, bytes: UInt64)] = []
+    private var rateTimer: TimerHandle?
+
+    public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
+        self.url = url
+        self.loop = loop
+        self.configuration = configuration
+    }
+
+    /// The current figures (any thread).
+    public var stats: Stats {
+        lock.lock()
+        defer { lock.unlock() }
+        var copy = shared
+        if let newestDTS {
+            copy.bufferedMilliseconds = Int(max(0, newestDTS - (consumedDTS ?? newestDTS)) / 1000)
+        }
+        return copy
+    }
+
+    /// The error that stopped the player, if any (any thread).
+    public var error: RTMPClientError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return failure
+    }
+
+    /// Connects and plays. The loop must be running.
+    public func start() {
+        setState(.connecting)
+        let accepted = loop.execute { [self] in startOnLoop() }
+        if !accepted { fail(.connectionLost(url: url.description, .loopShutdown)) }
+    }
+
+    /// Sends deleteStream and closes; `.closed` follows.
+    public func close() {
+        let accepted = loop.execute { [self] in
+            guard let client else { return finishClosed() }
+            client.withCore { try? $0.stop() }
+            client.close()
+        }
+        if !accepted { finishClosed() }
+    }
+
+    /// Waits until the player is closed or failed; false on timeout.
+    @discardableResult
+    public func waitUntilClosed(timeout: Duration) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        lock.lock()
+        defer { lock.unlock() }
+        while shared.state != .closed && shared.state != .failed {
+            if !lock.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    /// The consumer (a decoder) has taken the packets up to `dts`: what remains is the
+    /// player's buffered time. Any thread.
+    public func markConsumed(upTo dts: MediaTime) {
+        lock.lock()
+        consumedDTS = dts.micros
+        lock.unlock()
+    }
+
+    // MARK: - Loop
+
+    private func startOnLoop() {
+        guard client == nil else { return }
+        let client = RTMPClientConnection(url: url, mode: .play, configuration: configuration.session, loop: loop)
+        self.client = client
+        client.onEvents = { [unowned self] events in handle(events) }
+        client.onEnd = { [unowned self] error in
+            rateTimer?.cancel()
+            updateStats()
+            self.client = nil
+            if let error { fail(error) } else { finishClosed() }
+        }
+        client.open(timeout: configuration.connectTimeout, options: configuration.connectionOptions)
+        scheduleRateSample()
+    }
+
+    private func handle(_ events: [RTMPClientSessionCore.Event]) {
+        for event in events {
+            guard let client else { return }
+            switch event {
+            case .connected:
+                onEvent?(.connected)
+            case .playing:
+                client.markReady()
+                setState(.playing)
+                onEvent?(.playing)
+            case .failed(let status):
+                client.end(.rejected(url: url.description, status))
+            case .status(let status):
+                onEvent?(.status(status))
+                if status.code == RTMPStatus.Code.playUnpublishNotify { onEvent?(.streamEnded) }
+            case .streamEOF:
+                onEvent?(.streamEnded)
+            case .metadata(let metadata, _):
+                onEvent?(.metadata(metadata))
+            case .audio:
+                audioPackets += 1
+            case .video(let raw):
+                handleVideo(raw, client: client)
+            case .publishing:
+                break
+            }
+        }
+    }
+
+    private func handleVideo(_ raw: RTMPRawMessage, client: RTMPClientConnection) {
+        // A video message with only the frame-type byte (some servers' "video info")
+        // carries nothing to decode.
+        guard raw.payload.count > 1 else { return }
+        let tag: FLVVideoTag
+        do {
+            tag = try FLVVideoTag(parsing: raw.payload)
+        } catch {
+            client.end(.protocolViolation(url: url.description, reason: "\(error)"))
+            return
+        }
+        guard tag.codecID == FLVVideoTag.CodecID.avc else {
+            client.end(.unsupportedCodec(url: url.description, codecID: tag.codecID))
+            return
+        }
+        switch tag.avcPacketType {
+        case .sequenceHeader:
+            do {
+                let configuration = try tag.decoderConfiguration()
+                lengthSize = configuration.lengthSize
+                onEvent?(.decoderConfiguration(avcC: tag.data, configuration))
+            } catch {
+                client.end(.protocolViolation(url: url.description, reason: "AVC sequence header: \(error)"))
+            }
+        case .nalUnits:
+            let dts = widen(raw.timestamp)
+            videoPackets += 1
+            lock.lock()
+            newestDTS = dts * 1000
+            if consumedDTS == nil { consumedDTS = dts * 1000 }
+            lock.unlock()
+            let packet = RTMPVideoPacket(avcc: tag.data, dts: MediaTime(milliseconds: dts),
+                                         pts: MediaTime(milliseconds: dts + Int64(tag.compositionTime)),
+                                         isKeyframe: tag.isKeyframe, receivedMicros: Clock.monotonicMicros())
+            onEvent?(.video(packet))
+        case .endOfSequence, nil:
+            break
+        }
+    }
+
+    /// The 32-bit RTMP timestamp as a 64-bit millisecond count: a jump back by more
+    /// than half the range is a wrap.
+    private func widen(_ timestamp: UInt32) -> Int64 {
+        if sawTimestamp, timestamp < lastTimestamp, lastTimestamp - timestamp > UInt32.max / 2 {
+            timestampEpoch += 1 << 32
+        }
+        sawTimestamp = true
+        lastTimestamp = timestamp
+        return timestampEpoch + Int64(timestamp)
+    }
+
+    /// The length size the stream's configuration announced (4 unless it said otherwise).
+    public var nalLengthSize: Int { lengthSize }
+
+    private func scheduleRateSample() {
+        rateTimer = loop.schedule(after: .milliseconds(200)) { [weak self] in
+            guard let self, self.client != nil else { return }
+            self.updateStats()
+            self.scheduleRateSample()
+        }
+    }
+
+    private func updateStats() {
+        let now = Clock.monotonicMicros()
+        let read = client?.bytesRead ?? shared.bytesReceived
+        rateSamples.append((now, read))
+        while rateSamples.count > 2, now - rateSamples[1].time >= 1_000_000 { rateSamples.removeFirst() }
+        var rate = 0.0
+        if let first = rateSamples.first, now > first.time, rateSamples.count > 1 {
+            rate = Double(read &- first.bytes) / (Double(now - first.time) / 1e6)
+        }
+        lock.lock()
+        shared.bytesReceived = read
+        shared.receiveRate = rate
+        shared.videoPackets = videoPackets
+        shared.audioPackets = audioPackets
+        lock.unlock()
+    }
+
+    private func setState(_ state: State) {
+        lock.lock()
+        if shared.state != .failed && shared.state != .closed { shared.state = state }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    private func fail(_ error: RTMPClientError) {
+        lock.lock()
+        let first = failure == nil && shared.state != .closed
+        if first {
+            failure = error
+            shared.state = .failed
+        }
+        lock.broadcast()
+        lock.unlock()
+        if first { onEvent?(.failed(error)) }
+    }
+
+    private func finishClosed() {
+        lock.lock()
+        let first = shared.state != .closed && shared.state != .failed
+        if first { shared.state = .closed }
+        lock.broadcast()
+        lock.unlock()
+        if first { onEvent?(.closed) }
+    }
+}

@@ -1,0 +1,451 @@
+import Foundation
+import LiveCore
+import LiveNet
+
+/// Publishes one H.264 stream to an RTMP server (seed: the hoster's push of
+/// `startPushRtmpStream`, reported through onRtmpStreamOk / onRtmpStreamFailed /
+/// onRtmpStreamStatus), on a LiveNet event loop.
+///
+/// `start()` connects, shakes hands and publishes; then `send(metadata:)`,
+/// `send(sequenceHeader:)` and `send(_:)` per encoded packet. Those entry points are
+/// thread-safe: the encode thread calls them and they hop to the loop with `execute`.
+/// Video goes out with the RTMP timestamp = dts (ms, from the first packet) and the
+/// FLV composition time = pts − dts.
+///
+/// Bounded: packets wait in a queue here until the connection takes them; when the
+/// unsent media exceeds `maxQueuedMilliseconds` or `maxQueuedBytes`, non-keyframes
+/// are dropped (counted in `Stats.droppedFrames`) until the next keyframe, which also
+/// discards the stale frames still waiting. `onCongestion` reports every change of
+/// that state, the hook for adaptive bitrate.
+public final class RTMPPublisher: @unchecked Sendable {
+    // @unchecked: fields marked "loop" are touched only on `loop`'s thread; `shared`
+    // only under `lock`.
+
+    public struct Configuration: Sendable {
+        /// Connect + handshake + publish must finish within this time.
+        public var connectTimeout: Duration
+        /// Unsent media time beyond which non-keyframes are dropped.
+        public var maxQueuedMilliseconds: Int
+        /// Unsent bytes beyond which non-keyframes are dropped.
+        public var maxQueuedBytes: Int
+        public var session: RTMPClientSessionCore.Configuration
+        /// The socket's write queue: small, so media waits in the publisher's own queue
+        /// where it can still be dropped.
+        public var connectionOptions: TCPConnectionOptions
+
+        public init(connectTimeout: Duration = .seconds(10), maxQueuedMilliseconds: Int = 2000,
+                    maxQueuedBytes: Int = 8 << 20, session: RTMPClientSessionCore.Configuration = .init(),
+                    connectionOptions: TCPConnectionOptions = TCPConnectionOptions(highWatermark: 256 << 10,
+                                                                                   lowWatermark: 64 << 10))
+        {
+            self.connectTimeout = connectTimeout
+            self.maxQueuedMilliseconds = maxQueuedMilliseconds
+            self.maxQueuedBytes = maxQueuedBytes
+            self.session = session
+            self.connectionOptions = connectionOptions
+        }
+    }
+
+    public enum State: Sendable, Equatable {
+        case idle, connecting, publishing, closing, closed, failed
+    }
+
+    /// What the publisher reports, on the loop thread.
+    public enum Event: Sendable {
+        /// The server accepted connect.
+        case connected
+        /// NetStream.Publish.Start: media flows (seed: onRtmpStreamOk).
+        case published
+        /// A status the flow did not consume (seed: onRtmpStreamStatus).
+        case status(RTMPStatus)
+        /// The publisher stopped on an error (seed: onRtmpStreamFailed).
+        case failed(RTMPClientError)
+        /// The publisher closed after `close()`.
+        case closed
+    }
+
+    /// A snapshot of the publisher's figures, readable from any thread.
+    public struct Stats: Sendable, Equatable {
+        public var state = State.idle
+        /// Bytes waiting to be sent: in the publisher's queue and the socket's.
+        public var queuedBytes = 0
+        /// Media time between the oldest and the newest unsent video packet.
+        public var queuedMilliseconds = 0
+        /// Bytes per second the kernel took over the last second.
+        public var sendRate = 0.0
+        /// Bytes the kernel took since connect (handshake included).
+        public var bytesSent: UInt64 = 0
+        /// Video packets handed to the connection.
+        public var sentFrames = 0
+        /// Video packets dropped because the queue was over its cap.
+        public var droppedFrames = 0
+        /// True while non-keyframes are being dropped until the next keyframe.
+        public var isCongested = false
+    }
+
+    public let url: RTMPURL
+    public let loop: EventLoop
+    public let configuration: Configuration
+
+    /// Events, called on the loop thread; set before `start()`.
+    public var onEvent: (@Sendable (Event) -> Void)?
+    /// Called on the loop thread when dropping starts (true) or ends (false), with the
+    /// figures at that moment; set before `start()`.
+    public var onCongestion: (@Sendable (Bool, Stats) -> Void)?
+
+    private let lock = NSCondition()
+    private var shared = Stats()
+    private var failure: RTMPClientError?
+
+    private enum Item: Sendable {
+        case metadata(RTMPStreamMetadata)
+        /// An FLV video payload; `dts` in µs of the encoder's clock.
+        case video(payload: [UInt8], dts: Int64, isKeyframe: Bool, isConfiguration: Bool)
+    }
+
+    // Loop.
+    private var client: RTMPClientConnection?
+    private var pending: [Item?] = []
+    private var pendingHead = 0
+    private var pendingBytes = 0
+    private var origin: Int64?
+    private var newestDTS: Int64?
+    /// (end offset in the connection's byte count, dts) of media handed to the connection.
+    private var inFlight: [(end: UInt64, dts: Int64)] = []
+    private var inFlightHead = 0
+    private var dropping = false
+    private var sentFrames = 0
+    private var droppedFrames = 0
+    private var closeRequested = false
+    private var isPublishing = false
+    private var hasEnded = false
+    private var rateSamples: [(time: UInt64, bytes: UInt64)] = []
+    private var rateTimer: TimerHandle?
+
+    public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
+        self.url = url
+        self.loop = loop
+        self.configuration = configuration
+    }
+
+    /// The current figures (any thread).
+    public var stats: Stats {
+        lock.lock()
+        defer { lock.unlock() }
+        return shared
+    }
+
+    /// The error that stopped the publisher, if any (any thread).
+    public var error: RTMPClientError? {
+        lock.lock()
+        defer { lock.unlock() }
+        return failure
+    }
+
+    // MARK: - Control (any thread)
+
+    /// Connects and publishes; `onEvent` reports the outcome. The loop must be running.
+    public func start() {
+        setState(.connecting)
+        let accepted = loop.execute { [self] in startOnLoop() }
+        if !accepted { fail(.connectionLost(url: url.description, .loopShutdown)) }
+    }
+
+    /// Blocks the calling thread (never the loop's) until the stream is published;
+    /// throws the reason it failed, or `.timedOut` after `timeout`.
+    public func waitUntilPublished(timeout: Duration? = nil) throws {
+        let limit = timeout ?? configuration.connectTimeout + .seconds(1)
+        let deadline = Date(timeIntervalSinceNow: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
+        lock.lock()
+        defer { lock.unlock() }
+        while shared.state == .connecting || shared.state == .idle {
+            if !lock.wait(until: deadline) { break }
+        }
+        if let failure { throw failure }
+        guard shared.state == .publishing else {
+            throw RTMPClientError.timedOut(url: url.description, what: "publishing")
+        }
+    }
+
+    /// Queues @setDataFrame onMetaData.
+    public func send(metadata: RTMPStreamMetadata) {
+        loop.execute { [self] in enqueue(.metadata(metadata)) }
+    }
+
+    /// Queues the AVC sequence header made from the encoder's SPS/PPS (Annex B); send it
+    /// before the first packet and again whenever they change.
+    public func send(sequenceHeader extradata: [UInt8]) throws {
+        let payload = try FLVVideoTag.sequenceHeaderPayload(fromAnnexB: extradata)
+        loop.execute { [self] in
+            enqueue(.video(payload: payload, dts: newestDTS ?? 0, isKeyframe: true, isConfiguration: true))
+        }
+    }
+
+    /// Queues one encoded access unit (Annex B, as the encoder made it). The FLV payload
+    /// is built on the calling thread; chunking happens on the loop.
+    public func send(_ packet: EncodedVideoPacket) {
+        var payload: [UInt8] = []
+        let composition = Int32(clamping: (packet.pts.micros - packet.dts.micros) / 1000)
+        FLVVideoTag.appendNALUnitsPayload(fromAnnexB: packet.data, keyframe: packet.isKeyframe,
+                                          compositionTime: composition, to: &payload)
+        let item = Item.video(payload: payload, dts: packet.dts.micros, isKeyframe: packet.isKeyframe, isConfiguration: false)
+        loop.execute { [self] in enqueue(item) }
+    }
+
+    /// Sends what is queued, unpublishes (FCUnpublish, deleteStream) and closes; `.closed`
+    /// follows. Returns at once; `waitUntilClosed` waits.
+    public func close() {
+        let accepted = loop.execute { [self] in
+            closeRequested = true
+            if client == nil {
+                finishClosed()
+            } else {
+                pump()
+            }
+        }
+        if !accepted { finishClosed() }
+    }
+
+    /// Waits until the publisher is closed or failed; false on timeout.
+    @discardableResult
+    public func waitUntilClosed(timeout: Duration) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+        lock.lock()
+        defer { lock.unlock() }
+        while shared.state != .closed && shared.state != .failed {
+            if !lock.wait(until: deadline) { return false }
+        }
+        return true
+    }
+
+    /// Closes at once, dropping what is queued (a failed close, shutdown).
+    public func abort() {
+        loop.execute { [self] in
+            guard let client else { return finishClosed() }
+            client.end(nil)
+        }
+    }
+
+    // MARK: - Loop
+
+    private func startOnLoop() {
+        guard client == nil else { return }
+        let client = RTMPClientConnection(url: url, mode: .publish, configuration: configuration.session, loop: loop)
+        self.client = client
+        client.onEvents = { [unowned self] events in handle(events) }
+        client.onWritable = { [unowned self] in pump() }
+        client.onEnd = { [unowned self] error in
+            rateTimer?.cancel()
+            updateStats()
+            self.client = nil
+            hasEnded = true
+            isPublishing = false
+            pending.removeAll()
+            pendingHead = 0
+            pendingBytes = 0
+            if let error { fail(error) } else { finishClosed() }
+        }
+        client.open(timeout: configuration.connectTimeout, options: configuration.connectionOptions)
+        scheduleRateSample()
+    }
+
+    private func handle(_ events: [RTMPClientSessionCore.Event]) {
+        for event in events {
+            switch event {
+            case .connected:
+                onEvent?(.connected)
+            case .publishing:
+                client?.markReady()
+                isPublishing = true
+                setState(.publishing)
+                onEvent?(.published)
+                pump()
+            case .failed(let status):
+                client?.end(.rejected(url: url.description, status))
+            case .status(let status):
+                onEvent?(.status(status))
+            case .playing, .metadata, .video, .audio, .streamEOF:
+                break
+            }
+        }
+    }
+
+    private func enqueue(_ item: Item) {
+        guard !closeRequested, !hasEnded else { return }
+        if case .video(let payload, let dts, let isKeyframe, let isConfiguration) = item, !isConfiguration {
+            newestDTS = max(newestDTS ?? dts, dts)
+            if isKeyframe {
+                if dropping || isOverCap { discardPendingFrames() }
+                setDropping(false)
+            } else if dropping || isOverCap {
+                droppedFrames += 1
+                setDropping(true)
+                updateStats()
+                return
+            }
+            pendingBytes += payload.count
+        }
+        pending.append(item)
+        pump()
+    }
+
+    private var isOverCap: Bool {
+        queuedMilliseconds > configuration.maxQueuedMilliseconds
+            || pendingBytes + (client?.unsentBytes ?? 0) > configuration.maxQueuedBytes
+    }
+
+    private func setDropping(_ value: Bool) {
+        guard value != dropping else { return }
+        dropping = value
+        updateStats()
+        onCongestion?(value, stats)
+    }
+
+    /// Drops the frames still waiting (a newer keyframe makes them useless); metadata
+    /// and sequence headers stay.
+    private func discardPendingFrames() {
+        var kept: [Item?] = []
+        for item in pending[pendingHead...] {
+            if case .video(let payload, _, _, false)? = item {
+                droppedFrames += 1
+                pendingBytes -= payload.count
+            } else {
+                kept.append(item)
+            }
+        }
+        pending = kept
+        pendingHead = 0
+    }
+
+    /// Media time between the oldest unsent video packet and the newest one.
+    private var queuedMilliseconds: Int {
+        guard let newest = newestDTS else { return 0 }
+        var oldest: Int64?
+        if let client {
+            let written = client.bytesWritten
+            while inFlightHead < inFlight.count, inFlight[inFlightHead].end <= written { inFlightHead += 1 }
+            if inFlightHead < inFlight.count { oldest = inFlight[inFlightHead].dts }
+        }
+        if oldest == nil {
+            for item in pending[pendingHead...] {
+                if case .video(_, let dts, _, false)? = item {
+                    oldest = dts
+                    break
+                }
+            }
+        }
+        guard let oldest else { return 0 }
+        return Int(max(0, newest - oldest) / 1000)
+    }
+
+    /// Hands queued items to the connection while it takes them.
+    private func pump() {
+        guard let client else { return }
+        if isPublishing {
+            while pendingHead < pending.count, client.isWritable {
+                let slot = pending[pendingHead]
+                pending[pendingHead] = nil  // the payload is released once sent
+                pendingHead += 1
+                guard let item = slot else { continue }
+                do {
+                    try write(item, to: client)
+                } catch {
+                    client.end(.protocolViolation(url: url.description, reason: "\(error)"))
+                    return
+                }
+            }
+            if pendingHead == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingHead = 0
+            } else if pendingHead > 256 {
+                pending.removeFirst(pendingHead)
+                pendingHead = 0
+            }
+            if inFlightHead > 256 {
+                inFlight.removeFirst(inFlightHead)
+                inFlightHead = 0
+            }
+        }
+        updateStats()
+        if closeRequested, pendingHead == pending.count || !isPublishing {
+            setState(.closing)
+            client.withCore { core in try? core.stop() }
+            client.close()
+        }
+    }
+
+    private func write(_ item: Item, to client: RTMPClientConnection) throws {
+        switch item {
+        case .metadata(let metadata):
+            try client.withCore { try $0.sendMetadata(metadata) }
+        case .video(let payload, let dts, _, let isConfiguration):
+            let origin = self.origin ?? dts
+            if !isConfiguration && self.origin == nil { self.origin = dts }
+            let timestamp = UInt32(truncatingIfNeeded: max(0, dts - origin) / 1000)
+            try client.withCore { try $0.sendVideo(payload, timestamp: timestamp) }
+            if !isConfiguration {
+                pendingBytes -= payload.count
+                sentFrames += 1
+                inFlight.append((client.endOffset, dts))
+            }
+        }
+    }
+
+    private func scheduleRateSample() {
+        rateTimer = loop.schedule(after: .milliseconds(200)) { [weak self] in
+            guard let self, self.client != nil else { return }
+            self.updateStats()
+            self.scheduleRateSample()
+        }
+    }
+
+    private func updateStats() {
+        let now = Clock.monotonicMicros()
+        let written = client?.bytesWritten ?? shared.bytesSent
+        rateSamples.append((now, written))
+        while rateSamples.count > 2, now - rateSamples[1].time >= 1_000_000 { rateSamples.removeFirst() }
+        var rate = 0.0
+        if let first = rateSamples.first, now > first.time, rateSamples.count > 1 {
+            rate = Double(written &- first.bytes) / (Double(now - first.time) / 1e6)
+        }
+        let queuedMs = queuedMilliseconds
+        lock.lock()
+        shared.queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
+        shared.queuedMilliseconds = queuedMs
+        shared.sendRate = rate
+        shared.bytesSent = written
+        shared.sentFrames = sentFrames
+        shared.droppedFrames = droppedFrames
+        shared.isCongested = dropping
+        lock.unlock()
+    }
+
+    private func setState(_ state: State) {
+        lock.lock()
+        if shared.state != .failed && shared.state != .closed { shared.state = state }
+        lock.broadcast()
+        lock.unlock()
+    }
+
+    private func fail(_ error: RTMPClientError) {
+        lock.lock()
+        let first = failure == nil && shared.state != .closed
+        if first {
+            failure = error
+            shared.state = .failed
+        }
+        lock.broadcast()
+        lock.unlock()
+        if first { onEvent?(.failed(error)) }
+    }
+
+    private func finishClosed() {
+        updateStats()
+        lock.lock()
+        let first = shared.state != .closed && shared.state != .failed
+        if first { shared.state = .closed }
+        lock.broadcast()
+        lock.unlock()
+        if first { onEvent?(.closed) }
+    }
+}
