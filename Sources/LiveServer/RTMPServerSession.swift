@@ -1,0 +1,366 @@
+import LiveCore
+import LiveNet
+import LiveRTMP
+
+/// One RTMP connection of the relay: the handshake, then `RTMPServerSessionCore` fed
+/// from the socket, its decisions (publish, play) taken against the `StreamRegistry`,
+/// and, as a player, the relayed messages queued with per-player backpressure.
+///
+/// Backpressure: a player's connection refuses writes once its queue holds the high
+/// watermark (`TCPConnection.isWritable`). A refused or skipped frame puts the player
+/// in "wait for a keyframe": it gets no media until a keyframe arrives while its queue
+/// has drained to the low watermark, then the headers it missed, the keyframe and what
+/// follows. Its queue therefore never holds more than the high watermark plus one
+/// message, and its slowness costs no one else anything. Dropped video frames are
+/// counted per player, per stream and in total.
+///
+/// Timers: the handshake must finish within `handshakeTimeout`; a connection on which
+/// no byte moves for `idleTimeout` is closed by LiveNet; every `pingInterval` the
+/// session sends a ping request (players waiting for a publisher stay alive), closes a
+/// publisher that sent no media for `idleTimeout`, and closes a connection that has
+/// neither published nor played for `idleTimeout`.
+///
+/// Confined to its connection's loop thread.
+final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer, @unchecked Sendable {
+    // @unchecked: all state is touched only on `connection.loop`'s thread (see above).
+
+    private struct Playback {
+        let stream: RelayStream
+        let streamID: UInt32
+        let counters: PlayerCounters
+        var needsKeyframe: Bool
+        var missedHeaders = false
+    }
+
+    let connection: TCPConnection
+    private let server: RTMPServer
+    private var handshake: RTMPHandshakeServer? = RTMPHandshakeServer()
+    private var core: RTMPServerSessionCore
+    private var handshakeTimer: TimerHandle?
+    private var tickTimer: TimerHandle?
+    private var publication: (stream: RelayStream, streamID: UInt32)?
+    private var playback: Playback?
+    private var lastMediaMicros: UInt64 = 0
+    private var withoutRoleSinceMicros: UInt64 = 0
+    private var closed = false
+
+    var loop: EventLoop { connection.loop }
+    private var peer: String { connection.peerAddress }
+
+    init(connection: TCPConnection, server: RTMPServer) {
+        self.connection = connection
+        self.server = server
+        let configuration = server.configuration
+        core = RTMPServerSessionCore(configuration: .init(chunkSize: configuration.chunkSize,
+                                                          windowAcknowledgementSize: configuration.windowAcknowledgementSize,
+                                                          maxMessageLength: configuration.maxMessageLength))
+    }
+
+    /// Takes over the accepted connection. Loop thread.
+    func start() {
+        connection.handler = self
+        handshakeTimer = loop.schedule(after: server.configuration.handshakeTimeout) { [weak self] in
+            self?.handshakeTimedOut()
+        }
+    }
+
+    // MARK: reading
+
+    func onRead(_ connection: TCPConnection, _ bytes: UnsafeRawBufferPointer) {
+        RelayCounters.add(server.counters.bytesIn, bytes.count)
+        do {
+            if handshake != nil {
+                try readHandshake(Array(bytes))
+            } else {
+                try readChunks(bytes)
+            }
+        } catch {
+            fail("\(error)")
+        }
+    }
+
+    private func readHandshake(_ bytes: [UInt8]) throws {
+        guard var state = handshake else { return }
+        let step = try state.feed(bytes)
+        handshake = state
+        if !step.output.isEmpty { send(step.output) }
+        guard step.done else { return }
+        handshake = nil
+        handshakeTimer?.cancel()
+        handshakeTimer = nil
+        withoutRoleSinceMicros = Clock.monotonicMicros()
+        scheduleTick()
+        if !step.leftover.isEmpty { try readChunks(step.leftover) }
+    }
+
+    private func readChunks<Bytes: Collection>(_ bytes: Bytes) throws where Bytes.Element == UInt8 {
+        let events = try core.feed(bytes)
+        for event in events where !closed {
+            try handle(event)
+        }
+        flushCore()
+    }
+
+    private func handle(_ event: RTMPServerSessionCore.Event) throws {
+        switch event {
+        case .publishRequested(let streamID, let name, let query, _):
+            try publish(streamID: streamID, name: name, query: query)
+        case .playRequested(let streamID, let name, _):
+            try play(streamID: streamID, name: name)
+        case .metadata(let streamID, let data, let raw):
+            guard let publication, publication.streamID == streamID, case .onMetaData = data else { return }
+            let message = try RTMPMessage.data(data).raw(timestamp: raw.timestamp, messageStreamID: streamID)
+            try publication.stream.relay(message, kind: .metadata, from: self, nowMicros: Clock.monotonicMicros())
+        case .media(let raw):
+            guard let publication, publication.streamID == raw.messageStreamID else { return }
+            let now = Clock.monotonicMicros()
+            lastMediaMicros = now
+            let kind = RelayMessage.Kind.classify(typeID: raw.typeID, payload: raw.payload)
+            try publication.stream.relay(raw, kind: kind, from: self, nowMicros: now)
+        case .unpublished(let streamID, _):
+            guard let publication, publication.streamID == streamID else { return }
+            Log.info("rtmp \(peer): unpublished \(publication.stream.key)")
+            stopPublishing(notifyPlayers: true)
+        case .playStopped(let streamID, _):
+            guard let playback, playback.streamID == streamID else { return }
+            stopPlaying()
+        default:
+            break
+        }
+    }
+
+    private func streamKey(_ name: String) -> StreamKey {
+        StreamKey(app: core.connectParameters?.app ?? "", name: name)
+    }
+
+    private func publish(streamID: UInt32, name: String, query: String?) throws {
+        guard publication == nil, playback == nil else {
+            try core.rejectPublish(streamID: streamID, description: "This connection already has a stream")
+            return
+        }
+        let key = streamKey(name)
+        let (stream, claim) = server.registry.claim(key, by: self, address: peer, query: query)
+        switch claim {
+        case .accepted(let replaced):
+            if let replaced {
+                RelayCounters.add(server.counters.takeovers, 1)
+                Log.info("rtmp \(peer): takes over \(key)")
+                replaced.loop.execute { replaced.replaced() }
+            }
+            publication = (stream, streamID)
+            lastMediaMicros = Clock.monotonicMicros()
+            try core.acceptPublish(streamID: streamID)
+            Log.info("rtmp \(peer): publishing \(key)")
+        case .refused(let holder):
+            RelayCounters.add(server.counters.refusedPublishes, 1)
+            Log.warning("rtmp \(peer): publish of \(key) refused, \(holder) is publishing it")
+            try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName,
+                                   description: "\(key) is already being published")
+        }
+    }
+
+    private func play(streamID: UInt32, name: String) throws {
+        guard publication == nil, playback == nil else {
+            try core.rejectPlay(streamID: streamID, description: "This connection already has a stream")
+            return
+        }
+        let counters = PlayerCounters()
+        let joined = server.registry.join(streamKey(name), player: self, address: peer, counters: counters)
+        playback = Playback(stream: joined.stream, streamID: streamID, counters: counters,
+                            needsKeyframe: !joined.startsAtKeyframe)
+        try core.acceptPlay(streamID: streamID)
+        flushCore()
+        Log.info("rtmp \(peer): playing \(joined.stream.key)")
+        for message in joined.replay { deliver(message, from: joined.stream) }
+    }
+
+    private func stopPublishing(notifyPlayers: Bool) {
+        guard let publication else { return }
+        self.publication = nil
+        withoutRoleSinceMicros = Clock.monotonicMicros()
+        publication.stream.endPublishing(self, notifyPlayers: notifyPlayers)
+        server.registry.removeIfEmpty(publication.stream)
+    }
+
+    private func stopPlaying() {
+        guard let playback else { return }
+        self.playback = nil
+        withoutRoleSinceMicros = Clock.monotonicMicros()
+        playback.stream.removePlayer(self)
+        server.registry.removeIfEmpty(playback.stream)
+    }
+
+    // MARK: relaying to this player
+
+    func deliver(_ message: RelayMessage, from stream: RelayStream) {
+        guard !closed, var play = playback, play.stream === stream else { return }
+        defer { playback = play }
+        let kind = message.kind
+        if kind.isHeader {
+            if !write(message, streamID: play.streamID, counters: play.counters) {
+                play.missedHeaders = true
+                play.needsKeyframe = true
+            }
+            return
+        }
+        if play.needsKeyframe {
+            guard kind == .keyframe, connection.isWritable else {
+                if kind.isVideoFrame { countDrop(play) }
+                return
+            }
+            if play.missedHeaders {
+                for header in stream.headers { _ = write(header, streamID: play.streamID, counters: play.counters) }
+                play.missedHeaders = false
+            }
+            guard write(message, streamID: play.streamID, counters: play.counters) else {
+                countDrop(play)
+                return
+            }
+            play.needsKeyframe = false
+            return
+        }
+        if !write(message, streamID: play.streamID, counters: play.counters) {
+            play.needsKeyframe = true
+            if kind.isVideoFrame { countDrop(play) }
+        }
+    }
+
+    func streamUnpublished(_ stream: RelayStream) {
+        guard !closed, var play = playback, play.stream === stream else { return }
+        play.needsKeyframe = true
+        play.missedHeaders = false
+        playback = play
+        try? core.notifyUnpublished(streamID: play.streamID)
+        flushCore()
+    }
+
+    /// Queues one relayed message: the shared bytes when this player can take them as
+    /// they are, else an encoding of its own. False when the queue is full.
+    private func write(_ message: RelayMessage, streamID: UInt32, counters: PlayerCounters) -> Bool {
+        let count: Int
+        if streamID == RelayMessage.sharedMessageStreamID, message.chunkSize == core.outgoingChunkSize {
+            guard connection.write(message.encoded) else { return false }
+            let csid = message.raw.chunkStreamID
+            if csid != RTMPChunkStreamID.audio, csid != RTMPChunkStreamID.video {
+                // The core sends on this chunk stream too (onStatus): its next header
+                // there must not lean on one the peer never saw from it.
+                core.didSendSelfContained(onChunkStreamID: csid)
+            }
+            count = message.encoded.count
+        } else {
+            var raw = message.raw
+            raw.messageStreamID = streamID
+            guard connection.isWritable, (try? core.send(raw)) != nil else { return false }
+            let bytes = core.takeOutput()
+            guard connection.write(bytes) else {
+                forgetCoreChunkStreams()
+                return false
+            }
+            count = bytes.count
+        }
+        RelayCounters.add(counters.bytesOut, count)
+        RelayCounters.add(server.counters.bytesOut, count)
+        counters.recordQueue(connection.queuedBytes)
+        return true
+    }
+
+    private func countDrop(_ play: Playback) {
+        RelayCounters.add(play.counters.droppedFrames, 1)
+        RelayCounters.add(play.stream.droppedFrames, 1)
+        RelayCounters.add(server.counters.droppedFrames, 1)
+    }
+
+    // MARK: publisher side
+
+    func replaced() {
+        guard !closed else { return }
+        Log.info("rtmp \(peer): replaced as publisher; closing")
+        publication = nil
+        connection.close()
+    }
+
+    // MARK: writing
+
+    private func flushCore() {
+        guard !closed, core.pendingOutputCount > 0 else { return }
+        send(core.takeOutput())
+    }
+
+    private func send(_ bytes: [UInt8]) {
+        if connection.write(bytes) {
+            RelayCounters.add(server.counters.bytesOut, bytes.count)
+        } else {
+            forgetCoreChunkStreams()
+        }
+    }
+
+    /// After a refused write the peer never saw those messages, so the core's header
+    /// compression must not refer to them.
+    private func forgetCoreChunkStreams() {
+        for csid in [RTMPChunkStreamID.control, RTMPChunkStreamID.command, RTMPChunkStreamID.streamCommand,
+                     RTMPChunkStreamID.audio, RTMPChunkStreamID.video] {
+            core.didSendSelfContained(onChunkStreamID: csid)
+        }
+    }
+
+    // MARK: timers and closing
+
+    private func handshakeTimedOut() {
+        guard !closed, handshake != nil else { return }
+        Log.warning("rtmp \(peer): no handshake within \(server.configuration.handshakeTimeout); closing")
+        connection.abort(.timedOut("RTMP handshake"))
+    }
+
+    private func scheduleTick() {
+        tickTimer = loop.schedule(after: server.configuration.pingInterval) { [weak self] in
+            self?.tick()
+        }
+    }
+
+    private func tick() {
+        guard !closed else { return }
+        let now = Clock.monotonicMicros()
+        let idle = EventLoopMicros.of(server.configuration.idleTimeout)
+        if publication != nil, now &- lastMediaMicros > idle {
+            Log.warning("rtmp \(peer): publisher sent no media for \(server.configuration.idleTimeout); closing")
+            connection.abort(.timedOut("RTMP publisher media"))
+            return
+        }
+        if publication == nil, playback == nil, now &- withoutRoleSinceMicros > idle {
+            Log.warning("rtmp \(peer): neither published nor played for \(server.configuration.idleTimeout); closing")
+            connection.abort(.timedOut("RTMP session without a stream"))
+            return
+        }
+        try? core.send(.userControl(.pingRequest(timestamp: UInt32(truncatingIfNeeded: now / 1000))))
+        flushCore()
+        scheduleTick()
+    }
+
+    private func fail(_ reason: String) {
+        guard !closed else { return }
+        RelayCounters.add(server.counters.protocolErrors, 1)
+        Log.warning("rtmp \(peer): \(reason); closing")
+        connection.abort(nil)
+    }
+
+    func onClose(_ connection: TCPConnection, _ error: NetError?) {
+        // Every timeout (handshake, idle, silent publisher) ends here as `.timedOut`.
+        if case .timedOut? = error { RelayCounters.add(server.counters.timeouts, 1) }
+        closed = true
+        handshakeTimer?.cancel()
+        handshakeTimer = nil
+        tickTimer?.cancel()
+        tickTimer = nil
+        stopPublishing(notifyPlayers: false)
+        stopPlaying()
+        if let error, error != .loopShutdown { Log.info("rtmp \(peer): closed (\(error))") }
+    }
+}
+
+/// Durations as the microseconds the monotonic clock counts.
+enum EventLoopMicros {
+    static func of(_ duration: Duration) -> UInt64 {
+        let (seconds, attoseconds) = duration.components
+        return UInt64(max(0, seconds * 1_000_000 + attoseconds / 1_000_000_000_000))
+    }
+}

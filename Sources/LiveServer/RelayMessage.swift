@@ -1,0 +1,80 @@
+import LiveNet
+import LiveRTMP
+
+/// One message of a relayed stream, as every player gets it: the raw message (its
+/// timestamp already on the stream's timeline) and its chunks, encoded once into a
+/// shared buffer for message stream 1 at the relay's chunk size. Players on message
+/// stream 1 (ffmpeg, LiveLine and nginx-rtmp clients all play on the first stream they
+/// create) are sent that buffer as is; any other player has the raw message encoded on
+/// its own connection.
+///
+/// Immutable once made, so any loop thread may read it.
+public final class RelayMessage: Sendable {
+    /// What the relay needs to know about a message to cache and drop it correctly.
+    public enum Kind: Equatable, Sendable {
+        /// onMetaData.
+        case metadata
+        /// An AVC sequence header (AVCDecoderConfigurationRecord).
+        case videoHeader
+        /// An AAC sequence header (AudioSpecificConfig).
+        case audioHeader
+        /// A video frame a decoder can start at.
+        case keyframe
+        /// Any other video message (inter frames, end of sequence, other codecs' frames).
+        case interframe
+        /// Any other audio message.
+        case audio
+
+        /// Headers and metadata: small, needed by every player, never dropped on purpose.
+        public var isHeader: Bool { self == .metadata || self == .videoHeader || self == .audioHeader }
+        /// Frames counted when dropped.
+        public var isVideoFrame: Bool { self == .keyframe || self == .interframe }
+
+        /// Reads the kind from the first bytes of an audio or video payload (FLV spec
+        /// v10.1 §E.4.2.1, §E.4.3.1), without parsing the rest.
+        public static func classify(typeID: UInt8, payload: [UInt8]) -> Kind {
+            if typeID == RTMPMessage.TypeID.video {
+                guard let first = payload.first else { return .interframe }
+                let frameType = first >> 4
+                let codec = first & 0x0F
+                if codec == FLVVideoTag.CodecID.avc, payload.count >= 2, payload[1] == FLVVideoTag.AVCPacketType.sequenceHeader.rawValue {
+                    return .videoHeader
+                }
+                // 5 is "video info / command frame": not a picture.
+                return frameType == 1 || frameType == 4 ? .keyframe : .interframe
+            }
+            if typeID == RTMPMessage.TypeID.audio {
+                guard let first = payload.first else { return .audio }
+                if first >> 4 == FLVAudioTag.SoundFormat.aac, payload.count >= 2, payload[1] == 0 { return .audioHeader }
+                return .audio
+            }
+            return .metadata
+        }
+    }
+
+    /// The message stream id the shared encoding is made for.
+    public static let sharedMessageStreamID: UInt32 = 1
+
+    public let kind: Kind
+    /// The message with the stream's (rebased) timestamp, on message stream 1.
+    public let raw: RTMPRawMessage
+    /// `raw` chunked at `chunkSize`, self-contained (format 0 then format 3), so the
+    /// same bytes are valid on every connection whatever it sent before.
+    public let encoded: SharedBytes
+    public let chunkSize: Int
+
+    /// Encodes `raw` once; `scratch` is a reusable buffer (its capacity is kept).
+    public init(kind: Kind, raw: RTMPRawMessage, chunkSize: Int, scratch: inout [UInt8]) throws {
+        var message = raw
+        message.messageStreamID = Self.sharedMessageStreamID
+        scratch.removeAll(keepingCapacity: true)
+        try RTMPChunkEncoder.appendSelfContained(message, chunkSize: chunkSize, to: &scratch)
+        self.kind = kind
+        self.raw = message
+        self.chunkSize = chunkSize
+        encoded = SharedBytes(scratch)
+    }
+
+    /// Bytes of payload (what bitrates and cache caps count).
+    public var payloadCount: Int { raw.payload.count }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import LiveCore
+import LiveNet
+
+/// `liveline serve`: the RTMP relay and its HTTP API on their own ports, sharing one
+/// group of event loops (one per core unless told).
+public final class RelayServer: Sendable {
+    public struct Configuration: Sendable {
+        public var rtmp: RTMPServer.Configuration
+        public var httpHost: String
+        /// 0 picks a free port (see `httpPort`).
+        public var httpPort: UInt16
+        /// Event loop threads.
+        public var loops: Int
+
+        public init(rtmp: RTMPServer.Configuration = RTMPServer.Configuration(), httpHost: String = "127.0.0.1",
+                    httpPort: UInt16 = 8080, loops: Int = RelayServer.defaultLoopCount) {
+            self.rtmp = rtmp
+            self.httpHost = httpHost
+            self.httpPort = httpPort
+            self.loops = loops
+        }
+    }
+
+    /// One loop per online core.
+    public static var defaultLoopCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+
+    public let configuration: Configuration
+    public let group: EventLoopGroup
+    public let rtmp: RTMPServer
+    public let http: HTTPServer
+
+    /// Starts the loops, binds both ports and starts serving. Throws (with everything
+    /// it started stopped again) when a port cannot be bound.
+    public init(configuration: Configuration = Configuration()) throws(NetError) {
+        self.configuration = configuration
+        let group = try EventLoopGroup(count: configuration.loops, name: "liveline-relay")
+        do {
+            let rtmp = try RTMPServer(configuration: configuration.rtmp, group: group)
+            self.rtmp = rtmp
+            http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
+                                  router: RelayHTTPAPI.router(for: rtmp))
+        } catch {
+            group.shutdown()
+            throw error
+        }
+        self.group = group
+    }
+
+    public var rtmpPort: UInt16 { rtmp.localPort }
+    public var httpPort: UInt16 { http.localPort }
+
+    /// Stops accepting, closes every connection and joins the loop threads.
+    public func shutdown() {
+        rtmp.close()
+        http.close()
+        group.shutdown()
+    }
+}

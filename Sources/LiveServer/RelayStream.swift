@@ -1,0 +1,297 @@
+import Foundation
+import LiveCore
+import LiveNet
+import LiveRTMP
+import Synchronization
+
+/// A publisher's side of a relayed stream, as the stream sees it.
+protocol RelayPublisher: AnyObject, Sendable {
+    /// The loop the publisher's connection lives on.
+    var loop: EventLoop { get }
+    /// Another publisher took the stream over: close. Called on `loop`.
+    func replaced()
+}
+
+/// A player's side of a relayed stream, as the stream sees it.
+protocol RelayPlayer: AnyObject, Sendable {
+    var loop: EventLoop { get }
+    /// Sends (or drops) one live message. Called on `loop`.
+    func deliver(_ message: RelayMessage, from stream: RelayStream)
+    /// The publisher unpublished on purpose. Called on `loop`.
+    func streamUnpublished(_ stream: RelayStream)
+}
+
+/// One relayed stream: at most one publisher, any number of players, the GOP cache,
+/// the stream's timeline and its statistics.
+///
+/// Fan-out: each message is encoded once (`RelayMessage`) and handed to every player;
+/// players on the publisher's loop get it at once, each other loop gets one task with
+/// the message and its players, so a player's bytes are only ever queued on its own
+/// loop thread. A player joining gets the GOP cache's replay under the same lock that
+/// adds it, so it sees every message exactly once, in order.
+///
+/// Timestamps are rebased per stream, not per player, so the one encoding stays valid
+/// for everyone: the first publisher's timestamps pass unchanged; a later publisher
+/// (a restart or takeover) is shifted to continue 10 ms after the last relayed
+/// timestamp, so players that stay see a timeline that never goes back. A player that
+/// joins mid-stream starts at the cached keyframe's timestamp, which players accept
+/// (ffmpeg, Flash and LiveLine's guest take the first timestamp as their origin).
+///
+/// Thread-safe: mutable state is guarded by `lock`.
+final class RelayStream: @unchecked Sendable {
+    // @unchecked: every `var` below is touched only while holding `lock`.
+
+    /// The result of asking to publish.
+    enum Claim {
+        case accepted(replaced: RelayPublisher?)
+        case refused(holder: String)
+    }
+
+    struct PlayerSlot {
+        let player: RelayPlayer
+        let address: String
+        let counters: PlayerCounters
+    }
+
+    private struct PlayerGroup {
+        let loop: EventLoop
+        var slots: [PlayerSlot]
+    }
+
+    private struct PublisherSlot {
+        let publisher: RelayPublisher
+        let address: String
+        let query: String?
+        var lastActivityMicros: UInt64
+        let startedMicros: UInt64
+    }
+
+    let key: StreamKey
+    let chunkSize: Int
+    let droppedFrames = Atomic<UInt64>(0)
+
+    private let lock = NSLock()
+    private var publisher: PublisherSlot?
+    private var groups: [PlayerGroup] = []
+    private var playerCount = 0
+    private var gop: GOPCache
+    private var scratch: [UInt8] = []
+    // Timeline.
+    private var offset: UInt32 = 0
+    private var newestTimestamp: UInt32?
+    private var rebaseNext = false
+    // Statistics.
+    private var metadata: RTMPStreamMetadata?
+    private var codecID: UInt8?
+    private var frames: UInt64 = 0
+    private var windowStartMicros: UInt64 = 0
+    private var windowBytes = 0
+    private var windowFrames = 0
+    private var measuredBitrate = 0
+    private var measuredFPS = 0.0
+
+    init(key: StreamKey, chunkSize: Int, gopLimits: GOPCache.Limits) {
+        self.key = key
+        self.chunkSize = chunkSize
+        gop = GOPCache(limits: gopLimits)
+    }
+
+    private func locked<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+
+    /// No publisher and no players: the registry may forget the stream.
+    var isEmpty: Bool { locked { publisher == nil && playerCount == 0 } }
+
+    var hasPublisher: Bool { locked { publisher != nil } }
+
+    // MARK: publishing
+
+    /// The takeover rule (DESIGN.md §3: "unless it is the same authorised publisher
+    /// coming back"). A publish of a live name is accepted, and the live publisher
+    /// dropped, when
+    /// - it carries the same non-empty query as the live publisher (the returning
+    ///   publisher's `?token=`/key: the URL it was given), or
+    /// - the live publisher has sent nothing for `quietMicros` (its connection is dead
+    ///   but not yet noticed: a live encoder sends many messages per second).
+    /// Otherwise it is refused (NetStream.Publish.BadName).
+    static func allowsTakeover(liveQuery: String?, liveLastActivityMicros: UInt64, newQuery: String?,
+                               nowMicros: UInt64, quietMicros: UInt64) -> Bool {
+        if let liveQuery, !liveQuery.isEmpty, liveQuery == newQuery { return true }
+        return nowMicros >= liveLastActivityMicros && nowMicros - liveLastActivityMicros > quietMicros
+    }
+
+    func claim(_ candidate: RelayPublisher, address: String, query: String?, nowMicros: UInt64,
+               quietMicros: UInt64) -> Claim {
+        locked {
+            var replaced: RelayPublisher?
+            if let live = publisher {
+                guard live.publisher !== candidate,
+                      Self.allowsTakeover(liveQuery: live.query, liveLastActivityMicros: live.lastActivityMicros,
+                                          newQuery: query, nowMicros: nowMicros, quietMicros: quietMicros)
+                else { return .refused(holder: live.address) }
+                replaced = live.publisher
+            }
+            if newestTimestamp != nil { rebaseNext = true }
+            gop.reset()
+            metadata = nil
+            codecID = nil
+            frames = 0
+            windowStartMicros = nowMicros
+            windowBytes = 0
+            windowFrames = 0
+            measuredBitrate = 0
+            measuredFPS = 0
+            publisher = PublisherSlot(publisher: candidate, address: address, query: query,
+                                      lastActivityMicros: nowMicros, startedMicros: nowMicros)
+            return .accepted(replaced: replaced)
+        }
+    }
+
+    /// Ends `source`'s publication (no-op when it was replaced). `notifyPlayers`: the
+    /// publisher unpublished on purpose, so players get UnpublishNotify; a connection
+    /// that merely dropped leaves players waiting for the publisher's return.
+    func endPublishing(_ source: RelayPublisher, notifyPlayers: Bool) {
+        let snapshot: [PlayerGroup]? = locked {
+            guard let live = publisher, live.publisher === source else { return nil }
+            publisher = nil
+            gop.reset()
+            measuredBitrate = 0
+            measuredFPS = 0
+            return groups
+        }
+        guard notifyPlayers, let snapshot else { return }
+        for group in snapshot {
+            let slots = group.slots
+            group.loop.execute {
+                for slot in slots { slot.player.streamUnpublished(self) }
+            }
+        }
+    }
+
+    /// Relays one message from `source` (dropped unless it is the live publisher).
+    /// Called on the publisher's loop.
+    func relay(_ raw: RTMPRawMessage, kind: RelayMessage.Kind, from source: RelayPublisher, nowMicros: UInt64) throws {
+        var message: RelayMessage?
+        let snapshot: [PlayerGroup] = try locked {
+            guard var live = publisher, live.publisher === source else { return [] }
+            live.lastActivityMicros = nowMicros
+            publisher = live
+            var rebased = raw
+            if rebaseNext {
+                rebaseNext = false
+                offset = (newestTimestamp ?? 0) &+ 10 &- raw.timestamp
+            }
+            rebased.timestamp = raw.timestamp &+ offset
+            if let newest = newestTimestamp {
+                if Int32(bitPattern: rebased.timestamp &- newest) > 0 { newestTimestamp = rebased.timestamp }
+            } else {
+                newestTimestamp = rebased.timestamp
+            }
+            let made = try RelayMessage(kind: kind, raw: rebased, chunkSize: chunkSize, scratch: &scratch)
+            message = made
+            gop.add(made)
+            account(made, nowMicros: nowMicros)
+            return groups
+        }
+        guard let message else { return }
+        let here = source.loop
+        for group in snapshot {
+            if group.loop === here {
+                for slot in group.slots { slot.player.deliver(message, from: self) }
+            } else {
+                let slots = group.slots
+                group.loop.execute {
+                    for slot in slots { slot.player.deliver(message, from: self) }
+                }
+            }
+        }
+    }
+
+    private func account(_ message: RelayMessage, nowMicros: UInt64) {
+        switch message.kind {
+        case .metadata:
+            if case .data(let data)? = try? RTMPMessage(decoding: message.raw) { metadata = data.metadata }
+        case .videoHeader, .keyframe, .interframe:
+            codecID = message.raw.payload.first.map { $0 & 0x0F }
+        default:
+            break
+        }
+        if message.kind.isVideoFrame {
+            frames += 1
+            windowFrames += 1
+        }
+        windowBytes += message.payloadCount
+        let elapsed = nowMicros &- windowStartMicros
+        if elapsed >= 1_000_000 {
+            measuredBitrate = Int(Double(windowBytes) * 8 * 1_000_000 / Double(elapsed))
+            measuredFPS = Double(windowFrames) * 1_000_000 / Double(elapsed)
+            windowStartMicros = nowMicros
+            windowBytes = 0
+            windowFrames = 0
+        }
+    }
+
+    // MARK: playing
+
+    /// Adds a player; returns what it must be sent first (headers and the current GOP)
+    /// and whether that starts at a keyframe. Called on the player's loop.
+    func addPlayer(_ player: RelayPlayer, address: String, counters: PlayerCounters) -> (replay: [RelayMessage], startsAtKeyframe: Bool) {
+        locked {
+            let slot = PlayerSlot(player: player, address: address, counters: counters)
+            if let index = groups.firstIndex(where: { $0.loop === player.loop }) {
+                groups[index].slots.append(slot)
+            } else {
+                groups.append(PlayerGroup(loop: player.loop, slots: [slot]))
+            }
+            playerCount += 1
+            return (gop.replay, gop.hasKeyframe)
+        }
+    }
+
+    func removePlayer(_ player: RelayPlayer) {
+        locked {
+            guard let index = groups.firstIndex(where: { $0.loop === player.loop }),
+                  let at = groups[index].slots.firstIndex(where: { $0.player === player }) else { return }
+            groups[index].slots.remove(at: at)
+            playerCount -= 1
+            if groups[index].slots.isEmpty { groups.remove(at: index) }
+        }
+    }
+
+    /// The current metadata and sequence headers (a player that missed one while it
+    /// was behind gets them again before its next keyframe).
+    var headers: [RelayMessage] { locked { gop.headers } }
+
+    // MARK: statistics
+
+    func stats(nowMicros: UInt64) -> StreamStats {
+        locked {
+            // A stream that stopped sending has no rate, whatever the last window said.
+            let fresh = nowMicros &- windowStartMicros < 2_000_000
+            let players = groups.flatMap(\.slots).map { slot in
+                StreamStats.Player(address: slot.address,
+                                   droppedFrames: slot.counters.droppedFrames.load(ordering: .relaxed),
+                                   bytesOut: slot.counters.bytesOut.load(ordering: .relaxed),
+                                   queuedBytes: slot.counters.queuedBytes.load(ordering: .relaxed),
+                                   peakQueuedBytes: slot.counters.peakQueuedBytes.load(ordering: .relaxed))
+            }
+            let codec: String? = codecID.map { $0 == FLVVideoTag.CodecID.avc ? "h264" : "codec \($0)" }
+            return StreamStats(
+                app: key.app, name: key.name, publisher: publisher?.address, codec: codec,
+                width: metadata?.width.flatMap { Int(exactly: $0.rounded()) },
+                height: metadata?.height.flatMap { Int(exactly: $0.rounded()) },
+                fps: publisher != nil && fresh ? (measuredFPS * 100).rounded() / 100 : 0,
+                bitrate: publisher != nil && fresh ? measuredBitrate : 0,
+                players: playerCount,
+                droppedFrames: droppedFrames.load(ordering: .relaxed),
+                frames: frames,
+                publishedSeconds: publisher.map { Double(nowMicros &- $0.startedMicros) / 1_000_000 },
+                playerDetails: players)
+        }
+    }
+
+    var playersNow: Int { locked { playerCount } }
+}

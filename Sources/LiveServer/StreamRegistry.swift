@@ -1,0 +1,65 @@
+import Foundation
+import LiveCore
+
+/// The relay's streams by name (`StreamKey`): one publisher each, players that may
+/// arrive before it (they wait) and stay across a publisher's restart. A stream is
+/// forgotten once it has neither publisher nor players.
+///
+/// Thread-safe: the table is guarded by `lock` (taken before a stream's own lock,
+/// never after).
+final class StreamRegistry: @unchecked Sendable {
+    // @unchecked: `streams` is touched only while holding `lock`.
+    let chunkSize: Int
+    let gopLimits: GOPCache.Limits
+    /// How long a live publisher must have been silent for another to take over.
+    let takeoverQuietMicros: UInt64
+    private let lock = NSLock()
+    private var streams: [StreamKey: RelayStream] = [:]
+
+    init(chunkSize: Int, gopLimits: GOPCache.Limits, takeoverQuietMicros: UInt64) {
+        self.chunkSize = chunkSize
+        self.gopLimits = gopLimits
+        self.takeoverQuietMicros = takeoverQuietMicros
+    }
+
+    /// Adds a player to `key`'s stream, created when absent (the player then waits for
+    /// the publisher); returns the stream and what the player must be sent first.
+    func join(_ key: StreamKey, player: RelayPlayer, address: String, counters: PlayerCounters)
+        -> (stream: RelayStream, replay: [RelayMessage], startsAtKeyframe: Bool)
+    {
+        lock.lock()
+        defer { lock.unlock() }
+        let stream = streams[key] ?? RelayStream(key: key, chunkSize: chunkSize, gopLimits: gopLimits)
+        streams[key] = stream
+        let (replay, startsAtKeyframe) = stream.addPlayer(player, address: address, counters: counters)
+        return (stream, replay, startsAtKeyframe)
+    }
+
+    /// Asks to publish `key` (see `RelayStream.allowsTakeover` for when a live name is
+    /// taken over rather than refused).
+    func claim(_ key: StreamKey, by publisher: RelayPublisher, address: String, query: String?)
+        -> (RelayStream, RelayStream.Claim)
+    {
+        lock.lock()
+        defer { lock.unlock() }
+        let stream = streams[key] ?? RelayStream(key: key, chunkSize: chunkSize, gopLimits: gopLimits)
+        let claim = stream.claim(publisher, address: address, query: query, nowMicros: Clock.monotonicMicros(),
+                                 quietMicros: takeoverQuietMicros)
+        if case .accepted = claim { streams[key] = stream }
+        return (stream, claim)
+    }
+
+    /// Forgets `stream` if nobody publishes or plays it any more.
+    func removeIfEmpty(_ stream: RelayStream) {
+        lock.lock()
+        defer { lock.unlock() }
+        if streams[stream.key] === stream, stream.isEmpty { streams[stream.key] = nil }
+    }
+
+    /// Every stream, sorted by name.
+    var all: [RelayStream] {
+        lock.lock()
+        defer { lock.unlock() }
+        return streams.values.sorted { ($0.key.app, $0.key.name) < ($1.key.app, $1.key.name) }
+    }
+}
