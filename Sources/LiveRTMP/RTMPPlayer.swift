@@ -65,6 +65,8 @@ public final class RTMPPlayer: @unchecked Sendable {
         public var audioPackets = 0
         /// Media time received but not yet consumed (`markConsumed(upTo:)`), in ms.
         public var bufferedMilliseconds = 0
+
+        public init() {}
     }
 
     public let url: RTMPURL

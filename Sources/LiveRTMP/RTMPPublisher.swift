@@ -81,6 +81,8 @@ public final class RTMPPublisher: @unchecked Sendable {
         public var droppedFrames = 0
         /// True while non-keyframes are being dropped until the next keyframe.
         public var isCongested = false
+
+        public init() {}
     }
 
     public let url: RTMPURL

@@ -4,14 +4,16 @@ import LiveCodec
 import LiveCore
 import LiveFilter
 import LiveLine
+import LiveRTMP
 
 /// `liveline host`: the hoster pipeline from the command line.
 enum HostCommand: Command {
     static let name = "host"
     static let help = """
-        Usage: liveline host [options]
+        Usage: liveline host [RTMP_URL] [options]
 
-        Captures video, applies filters, encodes H.264 and records it.
+        Captures video, applies filters, encodes H.264, pushes it to RTMP_URL
+        (rtmp://host[:port]/app[/instance]/stream[?query]) and/or records it.
 
         Source and picture:
           --source SPEC        test | color:NAME | color:#RRGGBB | file:PATH | v4l2:/dev/videoN
@@ -44,11 +46,17 @@ enum HostCommand: Command {
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
-        let options = try HosterOptions.parse(&arguments)
-        if let url = arguments.positionals().first {
-            throw UsageError("unexpected argument '\(url)': pushing to a URL is not available yet; use --record FILE")
-        }
+        var options = try HosterOptions.parse(&arguments)
+        let positionals = arguments.positionals()
         try arguments.finish()
+        if positionals.count > 1 { throw UsageError("unexpected argument '\(positionals[1])'") }
+        if let text = positionals.first {
+            do {
+                options.url = try RTMPURL(parsing: text)
+            } catch {
+                throw UsageError("'\(text)' is not an RTMP URL: \(error)")
+            }
+        }
         let session = try HosterSession(options: options)
         return try session.run()
     }
@@ -61,6 +69,8 @@ struct HosterOptions {
     var duration: Double?
     var record: String?
     var jsonStats = false
+    /// Where to push (`liveline host RTMP_URL`); nil: no push.
+    var url: RTMPURL?
 
     static func parse(_ arguments: inout Arguments) throws -> HosterOptions {
         var o = HosterOptions()

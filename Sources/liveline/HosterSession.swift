@@ -14,6 +14,7 @@ struct HosterSession {
     func run() throws -> Int32 {
         let pipeline = try HosterPipeline(configuration: options.configuration)
         if let record = options.record { pipeline.addSink(try RecordingSink(path: record)) }
+        if let url = options.url { pipeline.addSink(RTMPPublishSink(url: url)) }
 
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)

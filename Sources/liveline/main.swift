@@ -9,8 +9,10 @@ let usage = """
 
     Commands:
       host      capture, filter and encode H.264 (record it with --record)
+      guest     play an RTMP stream: decode it, snapshot, y4m, record, latency
       devices   list V4L2 cameras with their formats and sizes
       layout    print the rectangles of a mix layout (JSON, a drawing or a PNG)
+      serve     relay RTMP streams to players, with an HTTP API
       help      show this text
 
     Run 'liveline <command> --help' for the options of a command.
@@ -25,8 +27,10 @@ let rest = Array(arguments.dropFirst())
 let status: Int32
 switch command {
 case "host": status = HostCommand.main(rest)
+case "guest": status = GuestCommand.main(rest)
 case "devices": status = DevicesCommand.main(rest)
 case "layout": status = LayoutCommand.main(rest)
+case "serve": status = ServeCommand.main(rest)
 case "help", "--help", "-h":
     print(usage)
     status = 0

@@ -1,0 +1,54 @@
+import LiveCodec
+import LiveCore
+import LiveRTMP
+
+/// Records the packets a guest receives to an .flv or .mp4 file as they are, without
+/// decoding or re-encoding (`liveline guest --record`): AVCC back to Annex B for
+/// `MediaRecorder`, the stream's SPS/PPS as its global header.
+///
+/// The file is created at the first keyframe after a decoder configuration, with the
+/// size of the first decoded frame (or the metadata's). When the configuration changes
+/// mid-stream, its SPS/PPS are put in front of the next keyframe so decoders of the
+/// file switch with it. Confined to the guest's decode thread.
+public final class GuestRecorder {
+    public let path: String
+    private var recorder: MediaRecorder?
+    private var configuration: H264Bitstream.AVCDecoderConfiguration?
+    private var configurationChanged = false
+
+    public init(path: String) throws {
+        let lower = path.lowercased()
+        guard lower.hasSuffix(".flv") || lower.hasSuffix(".mp4") else {
+            throw LiveError(.invalidParams, "recording '\(path)': the file name must end in .flv or .mp4")
+        }
+        self.path = path
+    }
+
+    public var packetsWritten: Int { recorder?.packetsWritten ?? 0 }
+
+    public func setConfiguration(_ configuration: H264Bitstream.AVCDecoderConfiguration) {
+        if recorder != nil, configuration != self.configuration { configurationChanged = true }
+        self.configuration = configuration
+    }
+
+    /// Writes one received packet; `width`/`height` size the file when it is created.
+    public func write(_ packet: RTMPVideoPacket, width: Int, height: Int, fps: Int) throws {
+        guard let configuration else { return }
+        if recorder == nil {
+            guard packet.isKeyframe, width > 0, height > 0 else { return }
+            recorder = try MediaRecorder(path: path, stream: VideoStreamInfo(
+                width: width, height: height, fps: max(1, fps), bitrate: 0, extradata: configuration.annexB))
+        }
+        var annexB = try H264Bitstream.annexB(fromAVCC: packet.avcc, lengthSize: configuration.lengthSize)
+        if configurationChanged, packet.isKeyframe {
+            annexB = configuration.annexB + annexB
+            configurationChanged = false
+        }
+        try recorder!.write(EncodedVideoPacket(data: annexB, pts: packet.pts, dts: packet.dts,
+                                               isKeyframe: packet.isKeyframe, captureTimeMicros: 0))
+    }
+
+    public func finish() throws {
+        try recorder?.finish()
+    }
+}

@@ -1,0 +1,192 @@
+import Foundation
+import LiveCore
+import LiveLine
+import LiveRTMP
+
+/// `liveline guest RTMP_URL`: pulls a stream, decodes it and reports.
+enum GuestCommand: Command {
+    static let name = "guest"
+    static let help = """
+        Usage: liveline guest RTMP_URL [options]
+
+        Plays rtmp://host[:port]/app[/instance]/stream[?query], decodes the H.264 video
+        and reports frames, size, time to the first frame and, when the stream carries
+        LiveLine's capture-time SEI, glass-to-glass latency.
+
+        Stop conditions (default: until the stream ends or Ctrl-C):
+          --frames N           stop after N decoded frames
+          --duration SECONDS   stop after this long
+
+        Outputs:
+          --snapshot FILE.png  write the last decoded frame as a PNG at the end
+          --y4m PATH|-         write decoded frames as YUV4MPEG2 to PATH, or stdout with '-'
+                               (liveline guest URL --y4m - | ffplay -)
+          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode)
+          --stats json         one JSON object per second and a final {"event":"summary",...}
+                               on stdout (on stderr when --y4m - has stdout); otherwise a
+                               status line on stderr
+          --timeout SECONDS    limit for connecting, and again for the first video (default 10)
+          --help               show this text
+        """
+
+    static func run(_ arguments: inout Arguments) throws -> Int32 {
+        let frames = try arguments.int("--frames", in: 1...Int(Int32.max))
+        let duration = try arguments.double("--duration", in: 0.001...(365 * 86400))
+        let snapshot = try arguments.value("--snapshot")
+        let y4m = try arguments.value("--y4m")
+        let record = try arguments.value("--record")
+        let timeout = try arguments.double("--timeout", in: 0.1...3600) ?? 10
+        var json = false
+        if let stats = try arguments.value("--stats") {
+            guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
+            json = true
+        }
+        let positionals = arguments.positionals()
+        try arguments.finish()
+        guard let text = positionals.first else { throw UsageError("missing RTMP_URL") }
+        guard positionals.count == 1 else { throw UsageError("unexpected argument '\(positionals[1])'") }
+        let url: RTMPURL
+        do {
+            url = try RTMPURL(parsing: text)
+        } catch {
+            throw UsageError("'\(text)' is not an RTMP URL: \(error)")
+        }
+        if let snapshot, !snapshot.lowercased().hasSuffix(".png") {
+            throw UsageError("--snapshot needs a file ending in .png, not '\(snapshot)'")
+        }
+        if let record {
+            let lower = record.lowercased()
+            guard lower.hasSuffix(".flv") || lower.hasSuffix(".mp4") else {
+                throw UsageError("--record needs a file ending in .flv or .mp4, not '\(record)'")
+            }
+        }
+
+        var configuration = GuestPipeline.Configuration(url: url)
+        configuration.timeout = .milliseconds(Int64(timeout * 1000))
+        configuration.frameLimit = frames
+        configuration.duration = duration
+        configuration.snapshotPath = snapshot
+        configuration.y4mPath = y4m
+        configuration.recordPath = record
+        let report = GuestReport(json: json, toStandardError: y4m == "-")
+        return try GuestSession(configuration: configuration, report: report).run()
+    }
+}
+
+/// Runs one guest: the pipeline, Ctrl-C, the once-a-second report and the summary.
+struct GuestSession {
+    let configuration: GuestPipeline.Configuration
+    let report: GuestReport
+
+    func run() throws -> Int32 {
+        // A y4m reader that goes away must end the run, not kill the process.
+        signal(SIGPIPE, SIG_IGN)
+        let pipeline = try GuestPipeline(configuration: configuration)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let signals = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { pipeline.stop() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+
+        let started = Clock.monotonicMicros()
+        try pipeline.start()
+        var previous = pipeline.stats
+        var previousTime = started
+        var failure: Error?
+        while true {
+            do {
+                if try pipeline.wait(seconds: 1) { break }
+            } catch {
+                failure = error
+                break
+            }
+            let now = Clock.monotonicMicros()
+            let stats = pipeline.stats
+            report.tick(stats, previous: previous, player: pipeline.playerStats,
+                        seconds: Double(now - previousTime) / 1e6, elapsed: Double(now - started) / 1e6)
+            previous = stats
+            previousTime = now
+        }
+        let elapsed = Double(Clock.monotonicMicros() - started) / 1e6
+        report.summary(pipeline.stats, player: pipeline.playerStats, elapsed: elapsed,
+                       reason: pipeline.endReason, configuration: configuration, error: failure)
+        if let failure { throw failure }
+        return 0
+    }
+}
+
+/// Formats the guest's figures for people (stderr) or programs (JSON lines).
+struct GuestReport {
+    let json: Bool
+    /// Standard output carries video (`--y4m -`): every report line goes to stderr.
+    let toStandardError: Bool
+    private let terminal = isatty(STDERR_FILENO) == 1
+
+    init(json: Bool, toStandardError: Bool) {
+        self.json = json
+        self.toStandardError = toStandardError
+    }
+
+    private func emitJSON(_ line: String) {
+        if toStandardError { printError(line) } else { printLine(line) }
+    }
+
+    func tick(_ stats: GuestStats, previous: GuestStats, player: RTMPPlayer.Stats, seconds: Double, elapsed: Double) {
+        let fps = Double(stats.frames - previous.frames) / max(seconds, 1e-6)
+        let kbps = player.receiveRate * 8 / 1000
+        if json {
+            emitJSON(jsonLine([
+                "event": "stats", "time": elapsed, "frames": stats.frames, "fps": fps, "width": stats.width,
+                "height": stats.height, "receiveKbps": kbps, "bufferedMs": player.bufferedMilliseconds,
+                "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
+                "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
+            ]))
+        } else {
+            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s", elapsed, stats.frames, fps,
+                              stats.width, stats.height, kbps)
+            if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
+                line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
+            }
+            if stats.droppedPackets > 0 { line += "  dropped \(stats.droppedPackets)" }
+            printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
+        }
+    }
+
+    func summary(_ stats: GuestStats, player: RTMPPlayer.Stats, elapsed: Double, reason: GuestPipeline.EndReason?,
+                 configuration: GuestPipeline.Configuration, error: Error?) {
+        let fps = elapsed > 0 ? Double(stats.frames) / elapsed : 0
+        let ended: String = switch reason {
+        case .frameLimit: "frames"
+        case .duration: "duration"
+        case .streamEnded: "stream ended"
+        case .stopped: "stopped"
+        case .failed, nil: "failed"
+        }
+        if json {
+            emitJSON(jsonLine([
+                "event": "summary", "url": configuration.url.description, "frames": stats.frames,
+                "width": stats.width, "height": stats.height, "firstFrameMs": stats.firstFrameMs,
+                "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
+                "latencySamples": stats.latencySamples, "seconds": elapsed, "fps": fps, "packets": stats.packets,
+                "keyframes": stats.keyframes, "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
+                "bytes": player.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
+                "snapshot": configuration.snapshotPath, "record": configuration.recordPath,
+            ]))
+        } else {
+            if terminal { printError("") }
+            var line = "done (\(ended)): " + String(format: "%d frames of %dx%d in %.1fs (%.1f fps)", stats.frames,
+                                                     stats.width, stats.height, elapsed, fps)
+            if let first = stats.firstFrameMs { line += String(format: ", first frame after %.0f ms", first) }
+            if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
+                line += String(format: ", latency p50 %.1f ms p95 %.1f ms", p50, p95)
+            }
+            if let snapshot = configuration.snapshotPath, stats.frames > 0 { line += ", snapshot \(snapshot)" }
+            if let record = configuration.recordPath { line += ", recorded to \(record)" }
+            printError(line)
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import Foundation
+import Glibc
+import Testing
+
+/// Real peers the guest and publisher tests talk to: nginx with the RTMP module,
+/// ffmpeg and ffprobe, each started on a free loopback port and stopped by the test.
+enum Peers {
+    static let nginxModule = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
+
+    enum Failure: Error, CustomStringConvertible {
+        case notListening(String)
+        var description: String {
+            switch self {
+            case .notListening(let what): what
+            }
+        }
+    }
+
+    /// A TCP port nothing listens on right now (bound to port 0, then closed).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(fd >= 0, "socket: errno \(errno)")
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(bound == 0, "bind: errno \(errno)")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        #expect(named == 0)
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// True once something accepts TCP connections on 127.0.0.1:`port`.
+    static func isListening(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-guest-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// nginx-rtmp on a free port, `application live { live on; }`, stopped on `stop()`.
+    final class NginxRTMP {
+        let port: Int
+        let prefix: URL
+        private let process = Process()
+
+        init() throws {
+            port = try Peers.freePort()
+            prefix = try Peers.temporaryDirectory()
+            let logs = prefix.appendingPathComponent("logs")
+            try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+            let conf = prefix.appendingPathComponent("nginx.conf")
+            try """
+                load_module \(Peers.nginxModule);
+                worker_processes 1;
+                error_log \(logs.path)/error.log warn;
+                pid \(logs.path)/nginx.pid;
+                events { worker_connections 64; }
+                rtmp {
+                    server {
+                        listen 127.0.0.1:\(port);
+                        chunk_size 4096;
+                        application live { live on; }
+                    }
+                }
+                """.write(to: conf, atomically: true, encoding: .utf8)
+            process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+            process.arguments = ["-e", "\(logs.path)/startup.log", "-p", prefix.path, "-c", conf.path, "-g", "daemon off;"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<100 where !Peers.isListening(port) {
+                guard process.isRunning else { break }
+                usleep(50_000)
+            }
+            guard Peers.isListening(port) else {
+                let log = (try? String(contentsOf: logs.appendingPathComponent("startup.log"), encoding: .utf8)) ?? ""
+                stop()
+                throw Failure.notListening("nginx-rtmp did not listen on \(port): \(log)")
+            }
+        }
+
+        func url(_ stream: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(stream)" }
+
+        func stop() {
+            if process.isRunning {
+                process.terminate()
+                process.waitUntilExit()
+            }
+            try? FileManager.default.removeItem(at: prefix)
+        }
+    }
+
+    /// A child process whose output is discarded (ffmpeg pushing a test source).
+    final class Background {
+        private let process = Process()
+
+        init(_ executable: String, _ arguments: [String]) throws {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+        }
+
+        var isRunning: Bool { process.isRunning }
+
+        func stop() {
+            if process.isRunning {
+                process.interrupt()
+                for _ in 0..<40 where process.isRunning { usleep(50_000) }
+                if process.isRunning { process.terminate() }
+                process.waitUntilExit()
+            }
+        }
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: Data
+        var stderr: String
+        var text: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs a program to its end, reading both pipes while it runs.
+    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        final class Collected: @unchecked Sendable { var data = Data() }  // written once, read after the group waits
+        let errData = Collected()
+        let group = DispatchGroup()
+        group.enter()
+        DispatchQueue.global().async {
+            errData.data = err.fileHandleForReading.readDataToEndOfFile()
+            group.leave()
+        }
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        group.wait()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData.data, as: UTF8.self))
+    }
+
+    /// The built `liveline` executable next to the test bundle.
+    static var liveline: String {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe)
+        while url.path != "/" {
+            url.deleteLastPathComponent()
+            let candidate = url.appendingPathComponent("liveline").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        }
+        return ".build/debug/liveline"
+    }
+
+    /// ffprobe's first video stream: codec, size and counted frames.
+    static func probe(_ path: String, format: String? = nil) throws -> (codec: String, width: Int, height: Int, frames: Int) {
+        var arguments = ["-v", "error"]
+        if let format { arguments += ["-f", format] }
+        arguments += ["-select_streams", "v:0", "-count_frames",
+                      "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path]
+        let result = try run("/usr/bin/ffprobe", arguments)
+        #expect(result.status == 0, "ffprobe \(path): \(result.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+        let stream = try #require((json["streams"] as? [[String: Any]])?.first)
+        return (stream["codec_name"] as? String ?? "", stream["width"] as? Int ?? 0, stream["height"] as? Int ?? 0,
+                Int(stream["nb_read_frames"] as? String ?? "") ?? -1)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveLine
-
-@Test func placeholderLiveLineTests() { #expect(Bool(true)) }
