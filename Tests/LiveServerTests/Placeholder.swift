@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveServer
-
-@Test func placeholderLiveServer() { #expect(Bool(true)) }
