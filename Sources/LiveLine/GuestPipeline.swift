@@ -44,14 +44,14 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     public enum Error: Swift.Error, CustomStringConvertible, Sendable {
-        /// Playing started (or the connection is up) but no video came.
+        /// Playing started but no video came within the timeout.
         case noVideo(url: String, seconds: Double)
         case player(RTMPClientError)
 
         public var description: String {
             switch self {
             case .noVideo(let url, let seconds):
-                "\(url): no video within \(String(format: "%g", seconds)) s (is the stream being published?)"
+                "\(url): no video within \(String(format: "%g", seconds)) s of play start (is the stream being published?)"
             case .player(let error): "\(error)"
             }
         }
@@ -143,14 +143,6 @@ public final class GuestPipeline: @unchecked Sendable {
         startMicros = Clock.monotonicMicros()
         loop.start()
         player.start()
-        loop.execute { [self] in
-            noVideoTimer = loop.schedule(after: configuration.timeout * 2) { [weak self] in
-                guard let self, !self.sawVideo else { return }
-                let seconds = Double(configuration.timeout.components.seconds) * 2
-                    + Double(configuration.timeout.components.attoseconds) * 2 / 1e18
-                self.push(.end(.failed, Error.noVideo(url: configuration.url.description, seconds: seconds)))
-            }
-        }
         let thread = Thread { [self] in decodeLoop() }
         thread.name = "liveline.decode"
         thread.start()
@@ -209,7 +201,17 @@ public final class GuestPipeline: @unchecked Sendable {
             forcePush(.end(.failed, Error.player(error)))
         case .closed:
             forcePush(.end(.stopped, nil))
-        case .connected, .playing, .status:
+        case .playing:
+            // nginx-rtmp answers play of an unpublished name with Play.Start and then
+            // silence: without a bound the guest would wait forever.
+            guard noVideoTimer == nil, !sawVideo, let loop else { return }
+            noVideoTimer = loop.schedule(after: configuration.timeout) { [weak self] in
+                guard let self, !self.sawVideo else { return }
+                let limit = configuration.timeout.components
+                let seconds = Double(limit.seconds) + Double(limit.attoseconds) / 1e18
+                self.forcePush(.end(.failed, Error.noVideo(url: configuration.url.description, seconds: seconds)))
+            }
+        case .connected, .status:
             break
         }
     }

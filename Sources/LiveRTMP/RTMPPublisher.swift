@@ -77,6 +77,8 @@ public final class RTMPPublisher: @unchecked Sendable {
         public var bytesSent: UInt64 = 0
         /// Video packets handed to the connection.
         public var sentFrames = 0
+        /// Video packets waiting in the publisher's queue (not yet handed to the socket).
+        public var queuedFrames = 0
         /// Video packets dropped because the queue was over its cap.
         public var droppedFrames = 0
         /// True while non-keyframes are being dropped until the next keyframe.
@@ -110,6 +112,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var pending: [Item?] = []
     private var pendingHead = 0
     private var pendingBytes = 0
+    private var pendingFrames = 0
     private var origin: Int64?
     private var newestDTS: Int64?
     /// (end offset in the connection's byte count, dts) of media handed to the connection.
@@ -245,6 +248,7 @@ public final class RTMPPublisher: @unchecked Sendable {
             pending.removeAll()
             pendingHead = 0
             pendingBytes = 0
+            pendingFrames = 0
             if let error { fail(error) } else { finishClosed() }
         }
         client.open(timeout: configuration.connectTimeout, options: configuration.connectionOptions)
@@ -286,6 +290,7 @@ public final class RTMPPublisher: @unchecked Sendable {
                 return
             }
             pendingBytes += payload.count
+            pendingFrames += 1
         }
         pending.append(item)
         pump()
@@ -311,6 +316,7 @@ public final class RTMPPublisher: @unchecked Sendable {
             if case .video(let payload, _, _, false)? = item {
                 droppedFrames += 1
                 pendingBytes -= payload.count
+                pendingFrames -= 1
             } else {
                 kept.append(item)
             }
@@ -387,6 +393,7 @@ public final class RTMPPublisher: @unchecked Sendable {
             try client.withCore { try $0.sendVideo(payload, timestamp: timestamp) }
             if !isConfiguration {
                 pendingBytes -= payload.count
+                pendingFrames -= 1
                 sentFrames += 1
                 inFlight.append((client.endOffset, dts))
             }
@@ -417,6 +424,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         shared.sendRate = rate
         shared.bytesSent = written
         shared.sentFrames = sentFrames
+        shared.queuedFrames = pendingFrames
         shared.droppedFrames = droppedFrames
         shared.isCongested = dropping
         lock.unlock()

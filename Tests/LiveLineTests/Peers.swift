@@ -125,11 +125,14 @@ enum Peers {
 
         var isRunning: Bool { process.isRunning }
 
+        /// SIGINT first (a clean end), SIGKILL after two seconds: a child started from
+        /// a test thread inherits that thread's blocked signal mask, so ffmpeg may never
+        /// see SIGINT or SIGTERM.
         func stop() {
             if process.isRunning {
                 process.interrupt()
                 for _ in 0..<40 where process.isRunning { usleep(50_000) }
-                if process.isRunning { process.terminate() }
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
                 process.waitUntilExit()
             }
         }
