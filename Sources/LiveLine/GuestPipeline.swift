@@ -327,7 +327,12 @@ public final class GuestPipeline: @unchecked Sendable {
             _stats.recordedPackets = recorder.packetsWritten
             lock.unlock()
         }
-        if let limit = configuration.frameLimit, stats.frames >= limit { return .frameLimit }
+        if let limit = configuration.frameLimit {
+            lock.lock()
+            let frames = _stats.frames
+            lock.unlock()
+            if frames >= limit { return .frameLimit }
+        }
         return nil
     }
 

@@ -51,7 +51,7 @@ public final class RTMPPlayer: @unchecked Sendable {
         case streamEnded
         /// The player stopped on an error (seed: onRtmpPlayerClosed with an error code).
         case failed(RTMPClientError)
-        /// The player closed after `close()`.
+        /// The player closed after `close()` (seed: onRtmpPlayerClosed).
         case closed
     }
 
@@ -117,14 +117,14 @@ public final class RTMPPlayer: @unchecked Sendable {
         return failure
     }
 
-    /// Connects and plays. The loop must be running.
+    /// Connects and plays (seed: startRtmpPlay:render:). The loop must be running.
     public func start() {
         setState(.connecting)
         let accepted = loop.execute { [self] in startOnLoop() }
         if !accepted { fail(.connectionLost(url: url.description, .loopShutdown)) }
     }
 
-    /// Sends deleteStream and closes; `.closed` follows.
+    /// Sends deleteStream and closes; `.closed` follows (seed: stopRtmpPlay).
     public func close() {
         let accepted = loop.execute { [self] in
             guard let client else { return finishClosed() }

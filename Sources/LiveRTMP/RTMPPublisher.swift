@@ -60,7 +60,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         case status(RTMPStatus)
         /// The publisher stopped on an error (seed: onRtmpStreamFailed).
         case failed(RTMPClientError)
-        /// The publisher closed after `close()`.
+        /// The publisher closed after `close()` (seed: onRtmpStreamClosed).
         case closed
     }
 
@@ -149,7 +149,7 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     // MARK: - Control (any thread)
 
-    /// Connects and publishes; `onEvent` reports the outcome. The loop must be running.
+    /// Connects and publishes (seed: startPushRtmpStream:); `onEvent` reports the outcome. The loop must be running.
     public func start() {
         setState(.connecting)
         let accepted = loop.execute { [self] in startOnLoop() }
@@ -198,7 +198,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     }
 
     /// Sends what is queued, unpublishes (FCUnpublish, deleteStream) and closes; `.closed`
-    /// follows. Returns at once; `waitUntilClosed` waits.
+    /// follows (seed: stopRtmpStream). Returns at once; `waitUntilClosed` waits.
     public func close() {
         let accepted = loop.execute { [self] in
             closeRequested = true
