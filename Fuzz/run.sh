@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS.
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer options]
-# TARGET: chunk | amf0 | flv | handshake. The LiveCore, LiveCodec and LiveRTMP sources
+# TARGET: chunk | amf0 | flv | handshake. The LiveCore, LiveCodec, LiveNet and LiveRTMP sources
 # are compiled straight into the fuzzer (coverage + AddressSanitizer) with swiftc, so
 # the rest of the package need not build. Corpus and crashes go to $FUZZ_WORK
 # (default /tmp/liveline-fuzz/<target>); the executions count is printed at the end.
@@ -38,13 +38,14 @@ module() {
 }
 module LiveCore
 module LiveCodec
+module LiveNet
 module LiveRTMP
 
 binary="$build/fuzz-$target"
 if [[ ! -f $binary ]] || [[ $root/Fuzz/Targets/$main.swift -nt $binary ]] || [[ $build/libLiveRTMP.a -nt $binary ]]; then
     echo "linking $binary" >&2
     swiftc "${flags[@]}" -module-name "${main}" "$root/Fuzz/Targets/$main.swift" -o "$binary" \
-        "$build/libLiveRTMP.a" "$build/libLiveCodec.a" "$build/libLiveCore.a" \
+        "$build/libLiveRTMP.a" "$build/libLiveNet.a" "$build/libLiveCodec.a" "$build/libLiveCore.a" \
         -lavcodec -lavformat -lavutil -lswscale >"$build/link-$target.log" 2>&1 || { cat "$build/link-$target.log" >&2; exit 1; }
 fi
 
