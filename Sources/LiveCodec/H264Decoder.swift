@@ -10,9 +10,12 @@ import LiveCore
 ///
 /// Confined to one thread at a time (the decode thread).
 public final class H264Decoder: @unchecked Sendable {
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let avFrame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let codecContext: CodecContext
+    private let codecFrame: CodecFrame
+    private let codecPacket: CodecPacket
+    private var context: UnsafeMutablePointer<AVCodecContext> { codecContext.pointer }
+    private var avFrame: UnsafeMutablePointer<AVFrame> { codecFrame.pointer }
+    private var packet: UnsafeMutablePointer<AVPacket> { codecPacket.pointer }
     /// Reused, padded packet buffers (libavcodec keeps a reference while it decodes).
     private var bufferPool: OpaquePointer?
     private var bufferSize = 0
@@ -35,20 +38,10 @@ public final class H264Decoder: @unchecked Sendable {
         guard let codec = avcodec_find_decoder(AV_CODEC_ID_H264) else {
             throw FFmpegError(call: "avcodec_find_decoder(h264)", message: "no H.264 decoder")
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw FFmpegError(call: "avcodec_alloc_context3", message: "out of memory")
-        }
-        var frame = av_frame_alloc(), packet = av_packet_alloc()
-        guard let avFrame = frame, let avPacket = packet else {
-            var ownedContext: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&ownedContext)
-            av_frame_free(&frame)
-            av_packet_free(&packet)
-            throw FFmpegError(call: "av_frame_alloc/av_packet_alloc", message: "out of memory")
-        }
-        self.context = context
-        self.avFrame = avFrame
-        self.packet = avPacket
+        codecContext = try CodecContext(codec: codec, for: "h264")
+        codecFrame = try CodecFrame()
+        codecPacket = try CodecPacket()
+        let context = codecContext.pointer
 
         context.pointee.flags |= Int32(AV_CODEC_FLAG_LOW_DELAY)
         context.pointee.thread_type = Int32(FF_THREAD_SLICE)
@@ -71,12 +64,6 @@ public final class H264Decoder: @unchecked Sendable {
 
     deinit {
         av_buffer_pool_uninit(&bufferPool)
-        var packet: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&packet)
-        var frame: UnsafeMutablePointer<AVFrame>? = avFrame
-        av_frame_free(&frame)
-        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&ctx)
     }
 
     /// Decodes one Annex B access unit; returns the frames it completed (normally one).

@@ -38,9 +38,12 @@ public final class H264Encoder: @unchecked Sendable {
 
     public let config: H264EncoderConfig
 
-    private let context: UnsafeMutablePointer<AVCodecContext>
-    private let avFrame: UnsafeMutablePointer<AVFrame>
-    private let packet: UnsafeMutablePointer<AVPacket>
+    private let codecContext: CodecContext
+    private let codecFrame: CodecFrame
+    private let codecPacket: CodecPacket
+    private var context: UnsafeMutablePointer<AVCodecContext> { codecContext.pointer }
+    private var avFrame: UnsafeMutablePointer<AVFrame> { codecFrame.pointer }
+    private var packet: UnsafeMutablePointer<AVPacket> { codecPacket.pointer }
     /// Set once the codec is open (a default, so a failing init still runs deinit).
     private var extradata: [UInt8] = []
 
@@ -78,20 +81,10 @@ public final class H264Encoder: @unchecked Sendable {
         guard let codec = avcodec_find_encoder_by_name("libx264") else {
             throw FFmpegError(call: "avcodec_find_encoder_by_name(libx264)", message: "libx264 is not available")
         }
-        guard let context = avcodec_alloc_context3(codec) else {
-            throw FFmpegError(call: "avcodec_alloc_context3", message: "out of memory")
-        }
-        var frame = av_frame_alloc(), packet = av_packet_alloc()
-        guard let avFrame = frame, let avPacket = packet else {
-            var ownedContext: UnsafeMutablePointer<AVCodecContext>? = context
-            avcodec_free_context(&ownedContext)
-            av_frame_free(&frame)
-            av_packet_free(&packet)
-            throw FFmpegError(call: "av_frame_alloc/av_packet_alloc", message: "out of memory")
-        }
-        self.context = context
-        self.avFrame = avFrame
-        self.packet = avPacket
+        codecContext = try CodecContext(codec: codec, for: "libx264")
+        codecFrame = try CodecFrame()
+        codecPacket = try CodecPacket()
+        let context = codecContext.pointer
 
         context.pointee.width = Int32(config.width)
         context.pointee.height = Int32(config.height)
@@ -124,15 +117,6 @@ public final class H264Encoder: @unchecked Sendable {
         if let data = context.pointee.extradata, context.pointee.extradata_size > 0 {
             extradata = Array(UnsafeBufferPointer(start: data, count: Int(context.pointee.extradata_size)))
         }
-    }
-
-    deinit {
-        var packet: UnsafeMutablePointer<AVPacket>? = packet
-        av_packet_free(&packet)
-        var frame: UnsafeMutablePointer<AVFrame>? = avFrame
-        av_frame_free(&frame)
-        var ctx: UnsafeMutablePointer<AVCodecContext>? = context
-        avcodec_free_context(&ctx)
     }
 
     /// Size, rate, current bitrate and the SPS/PPS global header.

@@ -40,24 +40,17 @@ public enum ImageFile {
         }
     }
 
-    /// Encodes `image` with libavcodec's PNG encoder. The handles live only inside this
-    /// call, so they are freed by `defer` rather than by an owning class.
+    /// Encodes `image` with libavcodec's PNG encoder.
     static func pngData(_ image: RGBAImage, path: String) throws -> [UInt8] {
         FFmpegLog.applyDefault()
         guard let codec = avcodec_find_encoder(AV_CODEC_ID_PNG) else {
             throw FFmpegError(call: "avcodec_find_encoder(png) for \(path)", message: "no PNG encoder")
         }
-        var context = avcodec_alloc_context3(codec)
-        var frame = av_frame_alloc()
-        var packet = av_packet_alloc()
-        defer {
-            av_packet_free(&packet)
-            av_frame_free(&frame)
-            avcodec_free_context(&context)
-        }
-        guard let context, let frame, let packet else {
-            throw FFmpegError(call: "avcodec_alloc_context3 for \(path)", message: "out of memory")
-        }
+        let codecContext = try CodecContext(codec: codec, for: "png, \(path)")
+        let codecFrame = try CodecFrame(), codecPacket = try CodecPacket()
+        // The raw pointers below outlive their owners' last use: keep the owners alive to the end.
+        defer { withExtendedLifetime((codecContext, codecFrame, codecPacket)) {} }
+        let context = codecContext.pointer, frame = codecFrame.pointer, packet = codecPacket.pointer
         context.pointee.width = Int32(image.width)
         context.pointee.height = Int32(image.height)
         context.pointee.pix_fmt = AV_PIX_FMT_RGBA

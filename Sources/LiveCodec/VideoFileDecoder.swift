@@ -4,22 +4,23 @@ import LiveCore
 /// Demuxes a file (anything libavformat opens: MP4, FLV, MKV, PNG, JPEG, …) and decodes its
 /// first video stream into `AVFrame`s. The common part of `MediaFileReader` and `ImageFile`.
 ///
-/// Owns the AVFormatContext, AVCodecContext, AVFrame and AVPacket it opens. Confined to
-/// one thread at a time.
+/// Owns (through their handle classes) the AVFormatContext, AVCodecContext, AVFrame and
+/// AVPacket it opens. Confined to one thread at a time.
 final class VideoFileDecoder {
     let path: String
-    private var format: UnsafeMutablePointer<AVFormatContext>?
-    private var codec: UnsafeMutablePointer<AVCodecContext>?
-    private var frame: UnsafeMutablePointer<AVFrame>?
-    private var packet: UnsafeMutablePointer<AVPacket>?
-    private(set) var streamIndex: Int32 = -1
+    private let input: FormatInput
+    private let codecContext: CodecContext
+    private let codecFrame: CodecFrame
+    private let codecPacket: CodecPacket
+    let streamIndex: Int32
     private var draining = false
     private var finished = false
 
     init(path: String) throws {
         FFmpegLog.applyDefault()
         self.path = path
-        try FFmpegError.check(avformat_open_input(&format, path, nil, nil), "avformat_open_input(\(path))")
+        input = try FormatInput(path: path)
+        let format = input.pointer
         try FFmpegError.check(avformat_find_stream_info(format, nil), "avformat_find_stream_info(\(path))")
         var decoder: UnsafePointer<AVCodec>?
         let index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0)
@@ -28,31 +29,23 @@ final class VideoFileDecoder {
         guard let decoder else {
             throw FFmpegError(call: "av_find_best_stream(\(path))", message: "no decoder for the video stream")
         }
-        codec = avcodec_alloc_context3(decoder)
-        frame = av_frame_alloc()
-        packet = av_packet_alloc()
-        guard let codec, frame != nil, packet != nil else {
-            throw FFmpegError(call: "avcodec_alloc_context3/av_frame_alloc/av_packet_alloc", message: "out of memory")
-        }
-        let stream = format!.pointee.streams[Int(index)]!
+        codecContext = try CodecContext(codec: decoder, for: path)
+        codecFrame = try CodecFrame()
+        codecPacket = try CodecPacket()
+        let codec = codecContext.pointer
+        let stream = format.pointee.streams[Int(index)]!
         try FFmpegError.check(avcodec_parameters_to_context(codec, stream.pointee.codecpar),
                               "avcodec_parameters_to_context(\(path))")
         codec.pointee.pkt_timebase = stream.pointee.time_base
         try FFmpegError.check(avcodec_open2(codec, decoder, nil), "avcodec_open2(\(path))")
     }
 
-    deinit {
-        av_packet_free(&packet)
-        av_frame_free(&frame)
-        avcodec_free_context(&codec)
-        avformat_close_input(&format)
-    }
-
-    var stream: UnsafeMutablePointer<AVStream> { format!.pointee.streams[Int(streamIndex)]! }
+    var stream: UnsafeMutablePointer<AVStream> { input.pointer.pointee.streams[Int(streamIndex)]! }
 
     /// The next decoded picture, valid until the next call; nil at the end of the file.
     func nextFrame() throws -> UnsafeMutablePointer<AVFrame>? {
-        guard !finished, let codec, let frame, let packet else { return nil }
+        guard !finished else { return nil }
+        let codec = codecContext.pointer, frame = codecFrame.pointer, packet = codecPacket.pointer
         while true {
             let received = avcodec_receive_frame(codec, frame)
             if received == 0 { return frame }
@@ -63,7 +56,7 @@ final class VideoFileDecoder {
             if received != FFmpegError.again {
                 throw FFmpegError(call: "avcodec_receive_frame(\(path))", code: received)
             }
-            let read = av_read_frame(format, packet)
+            let read = av_read_frame(input.pointer, packet)
             if read == FFmpegError.eof {
                 draining = true
                 try FFmpegError.check(avcodec_send_packet(codec, nil), "avcodec_send_packet(flush, \(path))")
@@ -82,11 +75,10 @@ final class VideoFileDecoder {
 
     /// Seeks back to the start of the stream and resets the decoder.
     func rewind() throws {
-        guard let format, let codec else { return }
         let start = stream.pointee.start_time == ll_av_nopts_value() ? 0 : stream.pointee.start_time
-        try FFmpegError.check(av_seek_frame(format, streamIndex, start, AVSEEK_FLAG_BACKWARD),
+        try FFmpegError.check(av_seek_frame(input.pointer, streamIndex, start, AVSEEK_FLAG_BACKWARD),
                               "av_seek_frame(\(path))")
-        avcodec_flush_buffers(codec)
+        avcodec_flush_buffers(codecContext.pointer)
         draining = false
         finished = false
     }

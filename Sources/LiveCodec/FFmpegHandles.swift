@@ -1,0 +1,74 @@
+import CFFmpeg
+
+// One owning class per FFmpeg handle, freed in deinit with its matching free function,
+// so every early `throw` during set-up releases what was allocated so far.
+
+/// Owns an `AVCodecContext` (avcodec_alloc_context3 / avcodec_free_context).
+final class CodecContext {
+    let pointer: UnsafeMutablePointer<AVCodecContext>
+
+    init(codec: UnsafePointer<AVCodec>, for what: String) throws {
+        guard let pointer = avcodec_alloc_context3(codec) else {
+            throw FFmpegError(call: "avcodec_alloc_context3(\(what))", message: "out of memory")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVCodecContext>? = pointer
+        avcodec_free_context(&pointer)
+    }
+}
+
+/// Owns an `AVFrame` (av_frame_alloc / av_frame_free).
+final class CodecFrame {
+    let pointer: UnsafeMutablePointer<AVFrame>
+
+    init() throws {
+        guard let pointer = av_frame_alloc() else {
+            throw FFmpegError(call: "av_frame_alloc", message: "out of memory")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVFrame>? = pointer
+        av_frame_free(&pointer)
+    }
+}
+
+/// Owns an `AVPacket` (av_packet_alloc / av_packet_free).
+final class CodecPacket {
+    let pointer: UnsafeMutablePointer<AVPacket>
+
+    init() throws {
+        guard let pointer = av_packet_alloc() else {
+            throw FFmpegError(call: "av_packet_alloc", message: "out of memory")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVPacket>? = pointer
+        av_packet_free(&pointer)
+    }
+}
+
+/// Owns an opened input `AVFormatContext` (avformat_open_input / avformat_close_input).
+final class FormatInput {
+    let pointer: UnsafeMutablePointer<AVFormatContext>
+
+    init(path: String) throws {
+        var pointer: UnsafeMutablePointer<AVFormatContext>?
+        try FFmpegError.check(avformat_open_input(&pointer, path, nil, nil), "avformat_open_input(\(path))")
+        guard let pointer else {
+            throw FFmpegError(call: "avformat_open_input(\(path))", message: "no context")
+        }
+        self.pointer = pointer
+    }
+
+    deinit {
+        var pointer: UnsafeMutablePointer<AVFormatContext>? = pointer
+        avformat_close_input(&pointer)
+    }
+}
