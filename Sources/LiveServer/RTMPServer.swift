@@ -58,6 +58,8 @@ public final class RTMPServer: Sendable {
 
     public let configuration: Configuration
     public let counters = RelayCounters()
+    /// Asked before every publish (the co-host line's pubId rule); allows all by default.
+    public let publishAuthorizer = PublishAuthorizer()
     let registry: StreamRegistry
     // Set once in init, right after the listener exists; sessions reach the server
     // through it only after accept.

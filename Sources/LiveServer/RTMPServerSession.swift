@@ -139,6 +139,12 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             return
         }
         let key = streamKey(name)
+        if let refusal = server.publishAuthorizer.refusal(key, query: query) {
+            RelayCounters.add(server.counters.refusedPublishes, 1)
+            Log.warning("rtmp \(peer): publish of \(key) refused: \(refusal)")
+            try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: refusal)
+            return
+        }
         let (stream, claim) = server.registry.claim(key, by: self, address: peer, query: query)
         switch claim {
         case .accepted(let replaced):

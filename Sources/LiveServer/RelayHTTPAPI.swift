@@ -1,11 +1,14 @@
 import LiveNet
 
 /// The relay's HTTP API: `GET /api/streams` (JSON array of `StreamStats`),
-/// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4).
+/// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4); with a
+/// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
+/// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`).
 public enum RelayHTTPAPI {
     /// The routes, answered on the HTTP connection's loop from the server's counters.
-    public static func router(for server: RTMPServer) -> HTTPRouter {
+    public static func router(for server: RTMPServer, line: LineService? = nil) -> HTTPRouter {
         var router = HTTPRouter()
+        if let line { LineHTTPAPI.add(line, to: &router) }
         router.get("/api/streams") { _ in .response(.json(server.streams())) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in

@@ -12,6 +12,8 @@ public final class RelayServer: Sendable {
         public var httpPort: UInt16
         /// Event loop threads.
         public var loops: Int
+        /// The co-host line on `/line` (DESIGN.md §4).
+        public var line = LineLimits()
 
         public init(rtmp: RTMPServer.Configuration = RTMPServer.Configuration(), httpHost: String = "127.0.0.1",
                     httpPort: UInt16 = 8080, loops: Int = RelayServer.defaultLoopCount) {
@@ -29,18 +31,26 @@ public final class RelayServer: Sendable {
     public let group: EventLoopGroup
     public let rtmp: RTMPServer
     public let http: HTTPServer
+    /// The co-host line's signaling (WebSocket `/line`, `/api/live`).
+    public let line: LineService
 
     /// Starts the loops, binds both ports and starts serving. Throws (with everything
     /// it started stopped again) when a port cannot be bound.
     public init(configuration: Configuration = Configuration()) throws(NetError) {
         self.configuration = configuration
         let group = try EventLoopGroup(count: configuration.loops, name: "liveline-relay")
+        let line = LineService(limits: configuration.line, group: group)
+        self.line = line
         do {
             let rtmp = try RTMPServer(configuration: configuration.rtmp, group: group)
             self.rtmp = rtmp
+            rtmp.publishAuthorizer.install { [weak line] key, query in
+                line?.publishRefusal(streamName: key.name, query: query)
+            }
             http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                                  router: RelayHTTPAPI.router(for: rtmp))
+                                  router: RelayHTTPAPI.router(for: rtmp, line: line))
         } catch {
+            line.stop()
             group.shutdown()
             throw error
         }
@@ -54,6 +64,7 @@ public final class RelayServer: Sendable {
     public func shutdown() {
         rtmp.close()
         http.close()
+        line.stop()
         group.shutdown()
     }
 }

@@ -16,11 +16,17 @@ enum ServeCommand: Command {
           --max-connections N      RTMP connections beyond N are closed at once (default 4096)
           --gop-cache-ms MS        longest GOP kept for new players, 0 for headers only (default 10000)
           --loops N                event loop threads (default: one per core)
+          --max-cohosts N          co-hosts on a line besides the hoster (default 3)
+          --apply-timeout S        an unanswered co-host application is cancelled after S seconds (default 30)
+          --heartbeat-timeout S    a line participant silent for S seconds counts as gone (default 30)
           --verbose                log every connection on stderr
           --help                   show this text
 
         Prints one line when listening: ready rtmp://HOST:PORT http://HOST:PORT
-        HTTP: GET /api/streams (JSON), GET /healthz, GET /metrics (Prometheus).
+        HTTP: GET /api/streams (JSON), GET /healthz, GET /metrics (Prometheus),
+        GET /api/live (living list), GET /api/live/ID/members?page=N, and the co-host
+        line's WebSocket at ws://HOST:PORT/line. Stream names starting with "line-" are
+        co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -33,6 +39,13 @@ enum ServeCommand: Command {
         if let cap = try arguments.int("--max-connections", in: 1...1_000_000) { rtmp.maxConnections = cap }
         if let ms = try arguments.int("--gop-cache-ms", in: 0...600_000) { rtmp.gopCache.maxDurationMilliseconds = UInt32(ms) }
         if let loops = try arguments.int("--loops", in: 1...256) { configuration.loops = loops }
+        if let cohosts = try arguments.int("--max-cohosts", in: 0...64) { configuration.line.maxCohosts = cohosts }
+        if let seconds = try arguments.double("--apply-timeout", in: 0.1...86_400) {
+            configuration.line.applyTimeout = .milliseconds(Int(seconds * 1000))
+        }
+        if let seconds = try arguments.double("--heartbeat-timeout", in: 0.1...86_400) {
+            configuration.line.heartbeatTimeout = .milliseconds(Int(seconds * 1000))
+        }
         if arguments.flag("--verbose") { Log.threshold = .info }
         if let extra = arguments.positionals().first { throw UsageError("unexpected argument '\(extra)'") }
         try arguments.finish()

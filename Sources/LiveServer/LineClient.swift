@@ -1,0 +1,225 @@
+import Foundation
+import LiveCore
+import LiveNet
+
+/// A participant's end of the co-host line: one WebSocket to `ws://HOST:HTTPPORT/line`
+/// speaking the JSON protocol of `LineRequest` / `LineEvent`, with a heartbeat. The
+/// hoster and guest kits drive the line through it.
+///
+/// Requests get a fresh `id`; the matching `reply` goes to the request's own `reply`
+/// callback, and every event (replies included) to `onEvent`. Callbacks run on `loop`'s
+/// thread. Thread-safe: methods may be called from any thread (requests made before the
+/// socket is open are sent once it is).
+public final class LineClient: @unchecked Sendable {
+    // @unchecked: `socket`, `pending`, `replies`, `nextID`, `heartbeat`, `closed` and the
+    // callbacks are touched only while holding `lock`.
+    public let url: String
+    public let loop: EventLoop
+    public let heartbeatInterval: Duration
+    private let lock = NSLock()
+    private var socket: WebSocketConnection?
+    private var pending: [String] = []
+    private var replies: [Int: @Sendable (LineEvent) -> Void] = [:]
+    private var nextID = 0
+    private var heartbeat: TimerHandle?
+    private var closed = false
+    private var eventHandler: (@Sendable (LineEvent) -> Void)?
+    private var closeHandler: (@Sendable (UInt16, String) -> Void)?
+
+    /// `heartbeatInterval` should stay well under the server's `--heartbeat-timeout`.
+    public init(url: String, loop: EventLoop, heartbeatInterval: Duration = .seconds(10)) {
+        self.url = url
+        self.loop = loop
+        self.heartbeatInterval = heartbeatInterval
+    }
+
+    /// Every event from the server, replies included (the seed's RTC delegate callbacks;
+    /// see `LineEvent` for the mapping). Loop thread.
+    public var onEvent: (@Sendable (LineEvent) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return eventHandler }
+        set { lock.lock(); eventHandler = newValue; lock.unlock() }
+    }
+
+    /// The connection ended: close code and reason. Loop thread.
+    public var onClose: (@Sendable (UInt16, String) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return closeHandler }
+        set { lock.lock(); closeHandler = newValue; lock.unlock() }
+    }
+
+    /// Opens the WebSocket; `completion` runs on the loop thread.
+    public func connect(timeout: Duration = .seconds(10), completion: @escaping @Sendable (Result<Void, WebSocketError>) -> Void = { _ in }) {
+        WebSocketClient.connect(url: url, on: loop, maxMessage: 64 << 10, timeout: timeout) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let socket):
+                self.opened(socket)
+                completion(.success(()))
+            }
+        }
+    }
+
+    /// Sends `request` with a fresh id and returns the id; `reply` gets the answer.
+    @discardableResult
+    public func send(_ request: LineRequest, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        var request = request
+        lock.lock()
+        nextID += 1
+        request.id = nextID
+        if let reply { replies[nextID] = reply }
+        let text = request.jsonText
+        if let socket {
+            loop.execute { socket.send(text: text) }
+        } else if !closed {
+            pending.append(text)
+        }
+        lock.unlock()
+        return request.id!
+    }
+
+    // MARK: hoster (ARRtmpHosterKit)
+
+    /// createRTCLine: opens the line of `liveId` as its hoster.
+    @discardableResult
+    public func create(liveId: String, userId: String, userData: String = "", liveInfo: String = "", token: String? = nil,
+                       reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token), reply: reply)
+    }
+
+    /// acceptRTCLine: the reply's code is 0, or 602 when the line is full.
+    @discardableResult
+    public func accept(peerId: String, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .accept, peerId: peerId), reply: reply)
+    }
+
+    /// rejectRTCLine.
+    @discardableResult
+    public func reject(peerId: String, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .reject, peerId: peerId), reply: reply)
+    }
+
+    /// hangupRTCLine(peerId) on the hoster; without a peerId, the guest's hangupRTCLine
+    /// (withdraws its application or leaves the line).
+    @discardableResult
+    public func hangup(peerId: String? = nil, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .hangup, peerId: peerId), reply: reply)
+    }
+
+    /// closeRTCLine: every guest gets liveStop and lineLeave.
+    @discardableResult
+    public func closeLine(reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .close), reply: reply)
+    }
+
+    // MARK: guest (ARRtmpGuestKit)
+
+    /// joinRTCLine.
+    @discardableResult
+    public func join(liveId: String, userId: String, userData: String = "", token: String? = nil,
+                     reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .join, liveId: liveId, userId: userId, userData: userData, token: token), reply: reply)
+    }
+
+    /// applyRTCLine: the reply carries the application's peerId; the answer comes as
+    /// `applicationResult` (with pubId and publishQuery when accepted).
+    @discardableResult
+    public func apply(reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .apply), reply: reply)
+    }
+
+    /// Withdraws the application (hangupRTCLine before an answer).
+    @discardableResult
+    public func cancel(reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .cancel), reply: reply)
+    }
+
+    /// leaveRTCLine.
+    @discardableResult
+    public func leave(reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .leave), reply: reply)
+    }
+
+    /// setLocalAudioEnable / setLocalVideoEnable: the others get remoteAVStatus.
+    @discardableResult
+    public func setAVStatus(audio: Bool, video: Bool, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .setAVStatus, audio: audio, video: video), reply: reply)
+    }
+
+    // MARK: both
+
+    /// sendUserMessage: type "normal" or "barrage"; userName (≤ 256 B) and content
+    /// (≤ 1024 B) are required, header (≤ 512 B) optional.
+    @discardableResult
+    public func message(type: String = "normal", userName: String, header: String = "", content: String,
+                        reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .message, type: type, userName: userName, header: header, content: content), reply: reply)
+    }
+
+    /// Closes the WebSocket (the server treats it as leaving; a hoster's line closes).
+    public func disconnect() {
+        lock.lock()
+        closed = true
+        let socket = self.socket
+        heartbeat?.cancel()
+        heartbeat = nil
+        lock.unlock()
+        if let socket { loop.execute { socket.close() } }
+    }
+
+    // MARK: private (loop thread)
+
+    private func opened(_ socket: WebSocketConnection) {
+        socket.onMessage = { [weak self] _, message in
+            guard let self, case .text(let text) = message, let event = LineEvent.parse(text) else { return }
+            self.received(event)
+        }
+        socket.onClose = { [weak self] _, code, reason in
+            guard let self else { return }
+            self.lock.lock()
+            self.closed = true
+            self.socket = nil
+            self.heartbeat?.cancel()
+            self.heartbeat = nil
+            let handler = self.closeHandler
+            self.lock.unlock()
+            handler?(code, reason)
+        }
+        lock.lock()
+        if closed {
+            lock.unlock()
+            socket.close()
+            return
+        }
+        self.socket = socket
+        let queued = pending
+        pending = []
+        lock.unlock()
+        for text in queued { socket.send(text: text) }
+        armHeartbeat()
+    }
+
+    private func armHeartbeat() {
+        lock.lock()
+        defer { lock.unlock() }
+        guard !closed else { return }
+        heartbeat = loop.schedule(after: heartbeatInterval) { [weak self] in
+            guard let self else { return }
+            self.lock.lock()
+            let socket = self.socket
+            self.lock.unlock()
+            socket?.send(text: LineRequest(op: .heartbeat).jsonText)
+            self.armHeartbeat()
+        }
+    }
+
+    private func received(_ event: LineEvent) {
+        lock.lock()
+        var reply: (@Sendable (LineEvent) -> Void)?
+        if event.event == .reply, let id = event.id { reply = replies.removeValue(forKey: id) }
+        let handler = eventHandler
+        lock.unlock()
+        reply?(event)
+        handler?(event)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import LiveCore
+
+/// One message the server sends a participant over the line's WebSocket, a JSON text
+/// message keyed by `event`. Fields absent from an event are left out of the JSON.
+///
+/// | event | fields | seed callback |
+/// |---|---|---|
+/// | `reply` | id, op, code, message (+ peerId for apply) | return value of the request's method |
+/// | `lineResult` | code, message | onRTCCreateLineResult / onRTCJoinLineResult |
+/// | `application` | peerId, userId, userData | H: onRTCApplyToLine |
+/// | `applicationCancelled` | code, peerId, reason | H: onRTCCancelLine (0 withdrawn, 602 line full, 605 timed out or left) |
+/// | `applicationResult` | code, peerId, pubId, publishQuery, reason | G: onRTCApplyLineResult (0 accepted, 601 rejected, 602 full, 605 timed out) |
+/// | `hungUp` | peerId, reason | G: onRTCHangupLine (the hoster ended this guest's co-hosting) |
+/// | `lineLeave` | code, reason | G: onRTCLineLeave (the hoster closed the line or is gone) |
+/// | `cohostOpened` | peerId, pubId, userId, userData | H, G: onRTCOpenRemoteVideoRender |
+/// | `cohostClosed` | peerId, pubId, userId, reason | H, G: onRTCCloseRemoteVideoRender |
+/// | `remoteAVStatus` | peerId, audio, video | H, G: onRTCRemoteAVStatus |
+/// | `message` | type, userId, userName, header, content | H, G: onRTCUserMessage |
+/// | `memberCount` | total | H, G: onRTCMemberListNotify |
+/// | `liveStart` / `liveStop` | — | G: onRTCLiveStart / onRTCLiveStop |
+public struct LineEvent: Codable, Equatable, Sendable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        case reply, lineResult, application, applicationCancelled, applicationResult, hungUp, lineLeave
+        case cohostOpened, cohostClosed, remoteAVStatus, message, memberCount, liveStart, liveStop
+    }
+
+    public var event: Kind
+    public var id: Int?
+    public var op: String?
+    public var code: Int?
+    /// A human message for `reply` and `lineResult` ("ok" when the code is 0).
+    public var message: String?
+    /// Why an application, co-host slot or line ended: "withdrawn", "rejected",
+    /// "timeout", "lineFull", "hungUpByHoster", "hungUpByGuest", "left", "heartbeat",
+    /// "closed".
+    public var reason: String?
+    public var peerId: String?
+    public var pubId: String?
+    /// For the accepted co-host only: the query to append to its publish URL
+    /// (`rtmp://HOST/APP/PUBID?line=SECRET`); the relay refuses any other publisher of PUBID.
+    public var publishQuery: String?
+    public var userId: String?
+    public var userData: String?
+    public var type: String?
+    public var userName: String?
+    public var header: String?
+    public var content: String?
+    public var audio: Bool?
+    public var video: Bool?
+    public var total: Int?
+
+    public init(_ event: Kind, id: Int? = nil, op: String? = nil, code: LiveCode? = nil, message: String? = nil,
+                reason: String? = nil, peerId: String? = nil, pubId: String? = nil, publishQuery: String? = nil,
+                userId: String? = nil, userData: String? = nil, type: String? = nil, userName: String? = nil,
+                header: String? = nil, content: String? = nil, audio: Bool? = nil, video: Bool? = nil, total: Int? = nil) {
+        self.event = event
+        self.id = id
+        self.op = op
+        self.code = code?.rawValue
+        self.message = message
+        self.reason = reason
+        self.peerId = peerId
+        self.pubId = pubId
+        self.publishQuery = publishQuery
+        self.userId = userId
+        self.userData = userData
+        self.type = type
+        self.userName = userName
+        self.header = header
+        self.content = content
+        self.audio = audio
+        self.video = video
+        self.total = total
+    }
+
+    /// The seed code, when the event carries one.
+    public var liveCode: LiveCode? { code.flatMap(LiveCode.init(rawValue:)) }
+
+    /// The event as one JSON text message.
+    public var jsonText: String { LineJSON.encode(self) }
+
+    /// Parses a server message (the client side).
+    public static func parse(_ text: String) -> LineEvent? {
+        try? JSONDecoder().decode(LineEvent.self, from: Data(text.utf8))
+    }
+}

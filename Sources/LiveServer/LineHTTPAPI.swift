@@ -1,0 +1,25 @@
+import LiveCore
+import LiveNet
+
+/// The line's HTTP routes: the WebSocket `GET /line`, the living list `GET /api/live`
+/// (the seed's getLivingList shape) and `GET /api/live/{liveId}/members?page=N`
+/// (15 per page, pages from 1; 404 with code 600 for a line that has not started).
+public enum LineHTTPAPI {
+    public static func add(_ line: LineService, to router: inout HTTPRouter) {
+        router.get("/line", line.webSocketHandler())
+        router.get("/api/live") { _ in .response(.json(text: line.livingListJSON())) }
+        router.get("/api/live/{liveId}/members") { request in
+            let liveId = request.pathParameters["liveId"] ?? ""
+            let pageText = request.query("page") ?? "1"
+            guard let page = Int(pageText), page >= 1 else {
+                return .response(.json(LineEvent(.reply, code: .invalidParams, message: "page must be a number from 1, not '\(pageText)'"),
+                                       status: .badRequest))
+            }
+            guard let members = line.memberPage(liveId: liveId, page: page) else {
+                return .response(.json(LineEvent(.reply, code: .lineNotStarted, message: "line \(liveId) has not started"),
+                                       status: .notFound))
+            }
+            return .response(.json(members))
+        }
+    }
+}

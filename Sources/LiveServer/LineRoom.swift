@@ -1,0 +1,236 @@
+import LiveCore
+
+/// One co-host line, keyed by live id: its hoster, the guests who joined, pending
+/// applications and the co-hosts on the line. Pure state: every change returns the
+/// events to send, in order; `LineRegistry` routes requests here and owns the clock.
+struct LineRoom: Sendable {
+    struct Member: Sendable {
+        let participant: LineParticipantID
+        let userId: String
+        let userData: String
+        /// Join order, for the member pages.
+        let sequence: UInt64
+    }
+
+    struct Application: Sendable {
+        let peerId: String
+        let guest: LineParticipantID
+        let appliedAtMicros: UInt64
+    }
+
+    struct Cohost: Sendable {
+        let peerId: String
+        let pubId: String
+        /// Given only to the co-host: the relay admits a publish of `pubId` with it.
+        let secret: String
+        let guest: LineParticipantID
+        var audio = true
+        var video = true
+    }
+
+    let liveId: String
+    let hoster: LineParticipantID
+    let liveInfo: String
+    /// Creation order, for the living list.
+    let sequence: UInt64
+    private(set) var members: [LineParticipantID: Member] = [:]
+    private(set) var applications: [Application] = []
+    private(set) var cohosts: [Cohost] = []
+
+    init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64) {
+        self.liveId = liveId
+        self.hoster = hoster.participant
+        self.liveInfo = liveInfo
+        self.sequence = sequence
+        members[hoster.participant] = hoster
+    }
+
+    /// Everyone in the room, hoster included.
+    var memberCount: Int { members.count }
+    var everyone: [LineParticipantID] { members.keys.sorted() }
+
+    func member(_ participant: LineParticipantID) -> Member? { members[participant] }
+    func application(of guest: LineParticipantID) -> Application? { applications.first { $0.guest == guest } }
+    func cohost(of guest: LineParticipantID) -> Cohost? { cohosts.first { $0.guest == guest } }
+    func cohost(pubId: String) -> Cohost? { cohosts.first { $0.pubId == pubId } }
+
+    /// Members in join order.
+    var membersInOrder: [Member] { members.values.sorted { $0.sequence < $1.sequence } }
+
+    // MARK: membership
+
+    /// A guest joined: it learns the live is on and who is on the line; everyone gets the count.
+    mutating func join(_ member: Member) -> [LineDelivery] {
+        members[member.participant] = member
+        var out: [LineDelivery] = [.send(LineEvent(.liveStart), to: member.participant)]
+        for cohost in cohosts { out.append(.send(opened(cohost), to: member.participant)) }
+        return out + memberCountToAll()
+    }
+
+    /// A guest left (by request, disconnect or heartbeat loss): its application or slot
+    /// ends, everyone left gets the count.
+    mutating func leave(_ guest: LineParticipantID, reason: String) -> [LineDelivery] {
+        var out: [LineDelivery] = []
+        if let application = application(of: guest) {
+            applications.removeAll { $0.guest == guest }
+            out.append(.send(LineEvent(.applicationCancelled, code: .ok, reason: reason, peerId: application.peerId), to: hoster))
+        }
+        if cohost(of: guest) != nil { out += closeCohost(of: guest, reason: reason, notifyGuest: false) }
+        members[guest] = nil
+        return out + memberCountToAll()
+    }
+
+    /// The line ends (closed by the hoster, or the hoster is gone): every guest hears
+    /// the live stopped and the line left.
+    func closeAll(code: LiveCode, reason: String) -> [LineDelivery] {
+        everyone.filter { $0 != hoster }.flatMap { guest in
+            [LineDelivery.send(LineEvent(.liveStop), to: guest),
+             .send(LineEvent(.lineLeave, code: code, message: code.message, reason: reason), to: guest)]
+        }
+    }
+
+    // MARK: guest requests
+
+    mutating func apply(_ guest: LineParticipantID, request: LineRequest, nowMicros: UInt64, peerId: String) -> [LineDelivery] {
+        if cohost(of: guest) != nil { return [LineRegistry.reply(request, .alreadyOpen, "already on the line", to: guest)] }
+        if application(of: guest) != nil { return [LineRegistry.reply(request, .alreadyOpen, "already applied", to: guest)] }
+        applications.append(Application(peerId: peerId, guest: guest, appliedAtMicros: nowMicros))
+        let member = members[guest]!
+        var reply = LineRegistry.reply(request, .ok, to: guest)
+        reply.action = .send(changed(reply.event!) { $0.peerId = peerId })
+        return [reply, .send(LineEvent(.application, peerId: peerId, userId: member.userId, userData: member.userData), to: hoster)]
+    }
+
+    mutating func cancel(_ guest: LineParticipantID, request: LineRequest) -> [LineDelivery] {
+        guard let application = application(of: guest) else {
+            return [LineRegistry.reply(request, .invalidParams, "no application to cancel", to: guest)]
+        }
+        applications.removeAll { $0.guest == guest }
+        return [LineRegistry.reply(request, .ok, to: guest),
+                .send(LineEvent(.applicationCancelled, code: .ok, reason: "withdrawn", peerId: application.peerId), to: hoster)]
+    }
+
+    /// hangupRTCLine on the guest side: withdraws an application or leaves the line.
+    mutating func guestHangup(_ guest: LineParticipantID, request: LineRequest) -> [LineDelivery] {
+        if application(of: guest) != nil { return cancel(guest, request: request) }
+        guard cohost(of: guest) != nil else {
+            return [LineRegistry.reply(request, .invalidParams, "neither applying nor on the line", to: guest)]
+        }
+        return [LineRegistry.reply(request, .ok, to: guest)] + closeCohost(of: guest, reason: "hungUpByGuest", notifyGuest: false)
+    }
+
+    mutating func setAVStatus(_ participant: LineParticipantID, request: LineRequest) -> [LineDelivery] {
+        guard let audio = request.audio, let video = request.video else {
+            return [LineRegistry.reply(request, .invalidParams, "setAVStatus needs audio and video", to: participant)]
+        }
+        let peerId: String
+        if participant == hoster {
+            peerId = "hoster"
+        } else if let index = cohosts.firstIndex(where: { $0.guest == participant }) {
+            cohosts[index].audio = audio
+            cohosts[index].video = video
+            peerId = cohosts[index].peerId
+        } else {
+            return [LineRegistry.reply(request, .invalidParams, "only the hoster and co-hosts have audio and video", to: participant)]
+        }
+        return [LineRegistry.reply(request, .ok, to: participant)]
+            + others(than: participant).map { .send(LineEvent(.remoteAVStatus, peerId: peerId, audio: audio, video: video), to: $0) }
+    }
+
+    // MARK: hoster requests
+
+    mutating func accept(_ request: LineRequest, maxCohosts: Int, pubId: String, secret: String) -> [LineDelivery] {
+        guard let peerId = request.peerId, let application = applications.first(where: { $0.peerId == peerId }) else {
+            return [LineRegistry.reply(request, .invalidParams, "no application \(request.peerId ?? "(no peerId)")", to: hoster)]
+        }
+        guard cohosts.count < maxCohosts else {
+            // acceptRTCLine fails when the line is full, and every applicant waiting is
+            // told so (onRTCCancelLine 602) instead of waiting for the timeout.
+            var out = [LineRegistry.reply(request, .lineFull, "the line already holds \(maxCohosts) co-hosts", to: hoster)]
+            for pending in applications {
+                out.append(.send(LineEvent(.applicationResult, code: .lineFull, message: LiveCode.lineFull.message,
+                                           reason: "lineFull", peerId: pending.peerId), to: pending.guest))
+                out.append(.send(LineEvent(.applicationCancelled, code: .lineFull, reason: "lineFull", peerId: pending.peerId), to: hoster))
+            }
+            applications.removeAll()
+            return out
+        }
+        applications.removeAll { $0.peerId == peerId }
+        let cohost = Cohost(peerId: peerId, pubId: pubId, secret: secret, guest: application.guest)
+        cohosts.append(cohost)
+        var reply = LineRegistry.reply(request, .ok, to: hoster)
+        reply.action = .send(changed(reply.event!) { $0.peerId = peerId; $0.pubId = pubId })
+        var out = [reply, .send(LineEvent(.applicationResult, code: .ok, message: LiveCode.ok.message, peerId: peerId, pubId: pubId,
+                                          publishQuery: "line=\(secret)"), to: application.guest)]
+        out += others(than: application.guest).map { .send(opened(cohost), to: $0) }
+        return out
+    }
+
+    mutating func reject(_ request: LineRequest) -> [LineDelivery] {
+        guard let peerId = request.peerId, let application = applications.first(where: { $0.peerId == peerId }) else {
+            return [LineRegistry.reply(request, .invalidParams, "no application \(request.peerId ?? "(no peerId)")", to: hoster)]
+        }
+        applications.removeAll { $0.peerId == peerId }
+        return [LineRegistry.reply(request, .ok, to: hoster),
+                .send(LineEvent(.applicationResult, code: .hosterRejected, message: LiveCode.hosterRejected.message,
+                                reason: "rejected", peerId: peerId), to: application.guest)]
+    }
+
+    mutating func hosterHangup(_ request: LineRequest) -> [LineDelivery] {
+        guard let peerId = request.peerId, let cohost = cohosts.first(where: { $0.peerId == peerId }) else {
+            return [LineRegistry.reply(request, .invalidParams, "no co-host \(request.peerId ?? "(no peerId)")", to: hoster)]
+        }
+        return [LineRegistry.reply(request, .ok, to: hoster)] + closeCohost(of: cohost.guest, reason: "hungUpByHoster", notifyGuest: true)
+    }
+
+    // MARK: messages and timers
+
+    func broadcast(_ event: LineEvent, from sender: LineParticipantID) -> [LineDelivery] {
+        others(than: sender).map { .send(event, to: $0) }
+    }
+
+    /// Cancels applications older than `timeoutMicros` (onRTCCancelLine / onRTCApplyLineResult with 605).
+    mutating func expireApplications(nowMicros: UInt64, timeoutMicros: UInt64, timeoutText: String) -> [LineDelivery] {
+        var out: [LineDelivery] = []
+        applications.removeAll { application in
+            guard nowMicros >= application.appliedAtMicros + timeoutMicros else { return false }
+            out.append(.send(LineEvent(.applicationResult, code: .isStopped, message: timeoutText, reason: "timeout",
+                                       peerId: application.peerId), to: application.guest))
+            out.append(.send(LineEvent(.applicationCancelled, code: .isStopped, reason: "timeout", peerId: application.peerId), to: hoster))
+            return true
+        }
+        return out
+    }
+
+    // MARK: private
+
+    private mutating func closeCohost(of guest: LineParticipantID, reason: String, notifyGuest: Bool) -> [LineDelivery] {
+        guard let cohost = cohost(of: guest) else { return [] }
+        cohosts.removeAll { $0.guest == guest }
+        var out: [LineDelivery] = []
+        if notifyGuest { out.append(.send(LineEvent(.hungUp, reason: reason, peerId: cohost.peerId), to: guest)) }
+        let closed = LineEvent(.cohostClosed, reason: reason, peerId: cohost.peerId, pubId: cohost.pubId,
+                               userId: members[guest]?.userId)
+        return out + others(than: guest).map { .send(closed, to: $0) }
+    }
+
+    private func opened(_ cohost: Cohost) -> LineEvent {
+        let member = members[cohost.guest]
+        return LineEvent(.cohostOpened, peerId: cohost.peerId, pubId: cohost.pubId, userId: member?.userId, userData: member?.userData)
+    }
+
+    private func others(than participant: LineParticipantID) -> [LineParticipantID] {
+        everyone.filter { $0 != participant }
+    }
+
+    private func memberCountToAll() -> [LineDelivery] {
+        let event = LineEvent(.memberCount, total: memberCount)
+        return everyone.map { .send(event, to: $0) }
+    }
+}
+
+func changed<Value>(_ value: Value, _ change: (inout Value) -> Void) -> Value {
+    var copy = value
+    change(&copy)
+    return copy
+}

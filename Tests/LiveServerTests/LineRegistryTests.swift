@@ -1,0 +1,388 @@
+import Foundation
+import LiveCore
+import Testing
+@testable import LiveServer
+
+/// The line's room logic as a pure state machine: a registry, a hand-moved clock and
+/// numbered participants, checked on the deliveries each step returns.
+struct LineHarness {
+    var registry: LineRegistry
+    var nowMicros: UInt64 = 1_000_000
+    let hoster = LineParticipantID(1)
+    var last: [LineDelivery] = []
+    private var counter = 0
+
+    init(limits: LineLimits = LineLimits()) {
+        // Predictable tokens: the tests read them from the events anyway.
+        let tokens = Locked(0)
+        registry = LineRegistry(limits: limits) { bytes in
+            let n = tokens.update { value -> Int in
+                value += 1
+                return value
+            }
+            return "t\(n)x\(bytes)"
+        }
+    }
+
+    static func guest(_ n: UInt64) -> LineParticipantID { LineParticipantID(100 + n) }
+
+    @discardableResult
+    mutating func send(_ participant: LineParticipantID, _ request: LineRequest) -> [LineDelivery] {
+        counter += 1
+        var request = request
+        request.id = counter
+        last = registry.handle(request, from: participant, nowMicros: nowMicros)
+        return last
+    }
+
+    @discardableResult
+    mutating func advance(seconds: Double) -> [LineDelivery] {
+        nowMicros += UInt64(seconds * 1_000_000)
+        last = registry.tick(nowMicros: nowMicros)
+        return last
+    }
+
+    /// The events `participant` got from the last step.
+    func events(_ participant: LineParticipantID) -> [LineEvent] { last.filter { $0.to == participant }.compactMap(\.event) }
+    func event(_ participant: LineParticipantID, _ kind: LineEvent.Kind) -> LineEvent? { events(participant).first { $0.event == kind } }
+    func reply(_ participant: LineParticipantID) -> LineEvent? { event(participant, .reply) }
+
+    /// Hoster creates "room"; guests 1...n join.
+    mutating func open(guests: Int, liveInfo: String = "{\"liveTopic\":\"t\"}") {
+        send(hoster, LineRequest(op: .create, liveId: "room", userId: "host", userData: "h", liveInfo: liveInfo))
+        for n in 1...max(1, guests) where guests > 0 {
+            send(Self.guest(UInt64(n)), LineRequest(op: .join, liveId: "room", userId: "g\(n)", userData: "d\(n)"))
+        }
+    }
+
+    /// Guest n applies; returns the peerId the hoster was told.
+    mutating func apply(_ n: UInt64) throws -> String {
+        send(Self.guest(n), LineRequest(op: .apply))
+        return try #require(event(hoster, .application)?.peerId)
+    }
+
+    /// Guest n applies and the hoster accepts; returns (peerId, pubId).
+    mutating func cohost(_ n: UInt64) throws -> (String, String) {
+        let peerId = try apply(n)
+        send(hoster, LineRequest(op: .accept, peerId: peerId))
+        let result = try #require(event(Self.guest(n), .applicationResult))
+        return (peerId, try #require(result.pubId))
+    }
+}
+
+/// A value shared between a closure and the test.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+    func update<Result>(_ body: (inout Value) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&stored)
+    }
+}
+
+@Suite("Line rooms (pure)")
+struct LineRegistryTests {
+    typealias H = LineHarness
+
+    @Test("create and join: line results, live start, member counts to everyone")
+    func createAndJoin() throws {
+        var h = H()
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", userData: "h"))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        #expect(h.event(h.hoster, .lineResult)?.liveCode == .ok)
+        h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
+        #expect(h.event(H.guest(1), .lineResult)?.liveCode == .ok)
+        #expect(h.event(H.guest(1), .liveStart) != nil)
+        #expect(h.event(h.hoster, .memberCount)?.total == 2)
+        #expect(h.event(H.guest(1), .memberCount)?.total == 2)
+        h.send(H.guest(2), LineRequest(op: .join, liveId: "room", userId: "g2"))
+        #expect(h.event(H.guest(1), .memberCount)?.total == 3)
+        h.send(H.guest(1), LineRequest(op: .leave))
+        #expect(h.reply(H.guest(1))?.liveCode == .ok)
+        #expect(h.event(h.hoster, .memberCount)?.total == 2)
+        #expect(h.event(H.guest(2), .memberCount)?.total == 2)
+    }
+
+    @Test("wrong-state calls get the seed's codes: 600 no line, 604 already open, 4 wrong role")
+    func wrongState() throws {
+        var h = H()
+        h.send(H.guest(1), LineRequest(op: .join, liveId: "nope", userId: "g1"))
+        #expect(h.reply(H.guest(1))?.liveCode == .lineNotStarted)
+        #expect(h.event(H.guest(1), .lineResult)?.liveCode == .lineNotStarted)
+        h.send(H.guest(1), LineRequest(op: .apply))
+        #expect(h.reply(H.guest(1))?.liveCode == .lineNotStarted)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: "x"))
+        #expect(h.reply(h.hoster)?.liveCode == .lineNotStarted)
+        h.open(guests: 1)
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host"))
+        #expect(h.reply(h.hoster)?.liveCode == .alreadyOpen)
+        h.send(H.guest(2), LineRequest(op: .create, liveId: "room", userId: "other"))
+        #expect(h.reply(H.guest(2))?.liveCode == .alreadyOpen)
+        h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
+        #expect(h.reply(H.guest(1))?.liveCode == .alreadyOpen)
+        h.send(H.guest(1), LineRequest(op: .accept, peerId: "x"))
+        #expect(h.reply(H.guest(1))?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .apply))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: "unknown"))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        h.send(H.guest(1), LineRequest(op: .cancel))
+        #expect(h.reply(H.guest(1))?.liveCode == .invalidParams)
+        _ = try h.apply(1)
+        h.send(H.guest(1), LineRequest(op: .apply))
+        #expect(h.reply(H.guest(1))?.liveCode == .alreadyOpen)
+        // Malformed JSON and unknown ops are answered too, never dropped.
+        let garbage = h.registry.receive("{\"op\":\"dance\",\"id\":9}", from: H.guest(1), nowMicros: h.nowMicros)
+        #expect(garbage.first?.event?.id == 9)
+        #expect(garbage.first?.event?.liveCode == .invalidParams)
+        #expect(h.registry.receive("not json", from: H.guest(1), nowMicros: h.nowMicros).first?.event?.liveCode == .invalidParams)
+    }
+
+    @Test("apply → accept: the guest gets its pubId and publish secret, everyone else the co-host; fresh ids every time")
+    func applyAccept() throws {
+        var h = H()
+        h.open(guests: 2)
+        let peerId = try h.apply(1)
+        #expect(h.reply(H.guest(1))?.peerId == peerId)
+        #expect(h.event(h.hoster, .application)?.userId == "g1")
+        #expect(h.event(h.hoster, .application)?.userData == "d1")
+        h.send(h.hoster, LineRequest(op: .accept, peerId: peerId))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        let result = try #require(h.event(H.guest(1), .applicationResult))
+        #expect(result.liveCode == .ok)
+        let pubId = try #require(result.pubId)
+        #expect(pubId.hasPrefix(LineRegistry.pubIdPrefix))
+        let query = try #require(result.publishQuery)
+        for other in [h.hoster, H.guest(2)] {
+            let opened = try #require(h.event(other, .cohostOpened))
+            #expect(opened.pubId == pubId && opened.peerId == peerId && opened.userId == "g1" && opened.userData == "d1")
+            #expect(opened.publishQuery == nil)
+        }
+        #expect(h.event(H.guest(1), .cohostOpened) == nil)
+        // A late joiner learns who is on the line.
+        h.send(H.guest(3), LineRequest(op: .join, liveId: "room", userId: "g3"))
+        #expect(h.event(H.guest(3), .cohostOpened)?.pubId == pubId)
+        // Publishing: only with the co-host's secret.
+        #expect(h.registry.publishRefusal(streamName: pubId, query: query) == nil)
+        #expect(h.registry.publishRefusal(streamName: pubId, query: nil) != nil)
+        #expect(h.registry.publishRefusal(streamName: pubId, query: "line=wrong") != nil)
+        #expect(h.registry.publishRefusal(streamName: "line-unknown", query: query) != nil)
+        #expect(h.registry.publishRefusal(streamName: "room", query: nil) == nil)
+        // A second application by another guest gets a different peerId.
+        #expect(try h.apply(2) != peerId)
+    }
+
+    @Test("the real token source: peerIds and pubIds are fresh, long and URL-safe")
+    func realTokens() throws {
+        let a = LineRegistry.randomToken(16), b = LineRegistry.randomToken(16)
+        #expect(a != b)
+        #expect(a.count == 22)
+        #expect(a.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })
+    }
+
+    @Test("hangup by the guest and by the host; reject; cancel")
+    func hangups() throws {
+        var h = H()
+        h.open(guests: 3)
+        let (peer1, pub1) = try h.cohost(1)
+        h.send(H.guest(1), LineRequest(op: .hangup))
+        #expect(h.reply(H.guest(1))?.liveCode == .ok)
+        for other in [h.hoster, H.guest(2), H.guest(3)] {
+            #expect(h.event(other, .cohostClosed)?.peerId == peer1)
+            #expect(h.event(other, .cohostClosed)?.pubId == pub1)
+            #expect(h.event(other, .cohostClosed)?.reason == "hungUpByGuest")
+        }
+        #expect(h.registry.publishRefusal(streamName: pub1, query: nil) != nil)
+
+        let (peer2, _) = try h.cohost(2)
+        h.send(h.hoster, LineRequest(op: .hangup, peerId: peer2))
+        #expect(h.event(H.guest(2), .hungUp)?.peerId == peer2)
+        #expect(h.event(H.guest(2), .cohostClosed) == nil)
+        #expect(h.event(h.hoster, .cohostClosed)?.reason == "hungUpByHoster")
+        #expect(h.event(H.guest(3), .cohostClosed)?.peerId == peer2)
+
+        let peer3 = try h.apply(3)
+        h.send(h.hoster, LineRequest(op: .reject, peerId: peer3))
+        #expect(h.event(H.guest(3), .applicationResult)?.liveCode == .hosterRejected)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: peer3))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+
+        let peer3b = try h.apply(3)
+        h.send(H.guest(3), LineRequest(op: .cancel))
+        #expect(h.event(h.hoster, .applicationCancelled)?.peerId == peer3b)
+        #expect(h.event(h.hoster, .applicationCancelled)?.liveCode == .ok)
+        // hangup before an answer withdraws the application too (hangupRTCLine).
+        let peer3c = try h.apply(3)
+        h.send(H.guest(3), LineRequest(op: .hangup))
+        #expect(h.event(h.hoster, .applicationCancelled)?.peerId == peer3c)
+    }
+
+    @Test("three co-hosts fill the line: accepting a fourth fails with 602 and every waiting applicant gets 602")
+    func lineFull() throws {
+        var h = H()
+        h.open(guests: 5)
+        for n in 1...3 { _ = try h.cohost(UInt64(n)) }
+        let peer4 = try h.apply(4)
+        let peer5 = try h.apply(5)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: peer4))
+        #expect(h.reply(h.hoster)?.liveCode == .lineFull)
+        #expect(h.event(H.guest(4), .applicationResult)?.liveCode == .lineFull)
+        #expect(h.event(H.guest(5), .applicationResult)?.liveCode == .lineFull)
+        let cancelled = h.events(h.hoster).filter { $0.event == .applicationCancelled }
+        #expect(Set(cancelled.compactMap(\.peerId)) == [peer4, peer5])
+        #expect(cancelled.allSatisfy { $0.liveCode == .lineFull })
+        #expect(h.events(H.guest(1)).isEmpty)
+        // --max-cohosts 1
+        var one = H(limits: LineLimits(maxCohosts: 1))
+        one.open(guests: 2)
+        _ = try one.cohost(1)
+        let second = try one.apply(2)
+        one.send(one.hoster, LineRequest(op: .accept, peerId: second))
+        #expect(one.reply(one.hoster)?.liveCode == .lineFull)
+    }
+
+    @Test("an unanswered application times out with a reason for both sides")
+    func applicationTimeout() throws {
+        var h = H(limits: LineLimits(applyTimeout: .seconds(30), heartbeatTimeout: .seconds(1000)))
+        h.open(guests: 1)
+        let peerId = try h.apply(1)
+        #expect(h.advance(seconds: 29).isEmpty)
+        h.advance(seconds: 1.5)
+        let result = try #require(h.event(H.guest(1), .applicationResult))
+        #expect(result.liveCode == .isStopped)
+        #expect(result.reason == "timeout")
+        #expect(result.message?.contains("30") == true)
+        #expect(h.event(h.hoster, .applicationCancelled)?.peerId == peerId)
+        #expect(h.event(h.hoster, .applicationCancelled)?.reason == "timeout")
+        h.send(h.hoster, LineRequest(op: .accept, peerId: peerId))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+    }
+
+    @Test("heartbeat loss: a silent co-host's slot closes for everyone and its connection is dropped")
+    func heartbeatLoss() throws {
+        var h = H(limits: LineLimits(applyTimeout: .seconds(1000), heartbeatTimeout: .seconds(10)))
+        h.open(guests: 2)
+        let (peer1, _) = try h.cohost(1)
+        h.nowMicros += 6_000_000
+        h.send(h.hoster, LineRequest(op: .heartbeat))
+        h.send(H.guest(2), LineRequest(op: .heartbeat))
+        #expect(h.reply(H.guest(2))?.liveCode == .ok)
+        h.advance(seconds: 5)
+        #expect(h.event(h.hoster, .cohostClosed)?.peerId == peer1)
+        #expect(h.event(h.hoster, .cohostClosed)?.reason == "heartbeat")
+        #expect(h.event(H.guest(2), .cohostClosed)?.peerId == peer1)
+        #expect(h.event(H.guest(2), .memberCount)?.total == 2)
+        #expect(h.last.contains { $0.to == H.guest(1) && { if case .disconnect = $0.action { true } else { false } }($0) })
+        #expect(!h.last.contains { $0.to == h.hoster && $0.event == nil })
+    }
+
+    @Test("the hoster leaving (closing, disconnecting or going silent) closes the line for every guest")
+    func hosterLeaves() throws {
+        for way in ["close", "disconnect", "heartbeat"] {
+            var h = H(limits: LineLimits(applyTimeout: .seconds(1000), heartbeatTimeout: .seconds(10)))
+            h.open(guests: 2)
+            _ = try h.cohost(1)
+            switch way {
+            case "close": h.send(h.hoster, LineRequest(op: .close))
+            case "disconnect": h.last = h.registry.disconnect(h.hoster)
+            default:
+                h.nowMicros += 9_000_000
+                h.send(H.guest(1), LineRequest(op: .heartbeat))
+                h.send(H.guest(2), LineRequest(op: .heartbeat))
+                h.advance(seconds: 2)
+            }
+            for guest in [H.guest(1), H.guest(2)] {
+                let leave = try #require(h.event(guest, .lineLeave), "\(way)")
+                #expect(leave.liveCode == (way == "close" ? .ok : .networkDisconnected))
+                #expect(h.event(guest, .liveStop) != nil)
+            }
+            #expect(h.registry.livingListJSON() == "{\"LiveList\":[],\"LiveMembers\":[]}")
+            h.send(H.guest(1), LineRequest(op: .apply))
+            #expect(h.reply(H.guest(1))?.liveCode == .lineNotStarted)
+            // The line's id is free again.
+            h.send(H.guest(2), LineRequest(op: .create, liveId: "room", userId: "g2"))
+            #expect(h.reply(H.guest(2))?.liveCode == .ok)
+        }
+    }
+
+    @Test("limits: 513-byte userData → 4, 1025-byte liveInfo → 4, message limits and required fields")
+    func limits() throws {
+        var h = H()
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", userData: String(repeating: "u", count: 513)))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        #expect(h.event(h.hoster, .lineResult)?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", liveInfo: String(repeating: "i", count: 1025)))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", userData: String(repeating: "u", count: 512),
+                                     liveInfo: String(repeating: "i", count: 1024)))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1", userData: String(repeating: "é", count: 257)))
+        #expect(h.reply(H.guest(1))?.liveCode == .invalidParams) // 514 bytes
+        h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
+        h.send(H.guest(2), LineRequest(op: .join, liveId: "room"))
+
+        func message(_ from: LineParticipantID, type: String? = nil, userName: String? = "name", header: String? = nil,
+                     content: String? = "hi") -> LiveCode? {
+            h.send(from, LineRequest(op: .message, type: type, userName: userName, header: header, content: content))
+            return h.reply(from)?.liveCode
+        }
+        #expect(message(H.guest(1), content: String(repeating: "c", count: 1025)) == .invalidParams)
+        #expect(message(H.guest(1), content: String(repeating: "c", count: 1024)) == .ok)
+        #expect(message(H.guest(1), userName: "") == .invalidParams)
+        #expect(message(H.guest(1), userName: nil) == .invalidParams)
+        #expect(message(H.guest(1), content: "") == .invalidParams)
+        #expect(message(H.guest(1), userName: String(repeating: "n", count: 257)) == .invalidParams)
+        #expect(message(H.guest(1), header: String(repeating: "h", count: 513)) == .invalidParams)
+        #expect(message(H.guest(1), type: "shout") == .invalidParams)
+        // Without a userId, sendUserMessage fails (the seed's rule).
+        #expect(message(H.guest(2)) == .invalidParams)
+        #expect(message(h.hoster, type: "barrage", header: "http://x/a.png", content: "弹幕") == .ok)
+        for guest in [H.guest(1), H.guest(2)] {
+            let got = try #require(h.event(guest, .message))
+            #expect(got.type == "barrage" && got.userId == "host" && got.userName == "name" && got.content == "弹幕"
+                && got.header == "http://x/a.png")
+        }
+        #expect(h.event(h.hoster, .message) == nil)
+    }
+
+    @Test("remote AV status reaches the others; only co-hosts and the hoster have one")
+    func avStatus() throws {
+        var h = H()
+        h.open(guests: 2)
+        h.send(H.guest(2), LineRequest(op: .setAVStatus, audio: false, video: true))
+        #expect(h.reply(H.guest(2))?.liveCode == .invalidParams)
+        let (peer1, _) = try h.cohost(1)
+        h.send(H.guest(1), LineRequest(op: .setAVStatus, audio: false, video: true))
+        #expect(h.event(h.hoster, .remoteAVStatus) == LineEvent(.remoteAVStatus, peerId: peer1, audio: false, video: true))
+        #expect(h.event(H.guest(2), .remoteAVStatus)?.peerId == peer1)
+    }
+
+    @Test("living list in the seed's shape, rooms with empty liveInfo left out; member pages of 15")
+    func livingList() throws {
+        var h = H()
+        h.open(guests: 0, liveInfo: "{\"hosterName\":\"A\",\"isAudioLive\":0}")
+        h.send(LineParticipantID(2), LineRequest(op: .create, liveId: "hidden", userId: "b"))
+        h.send(LineParticipantID(3), LineRequest(op: .create, liveId: "plain", userId: "c", liveInfo: "just text"))
+        for n in 1...31 { h.send(H.guest(UInt64(n)), LineRequest(op: .join, liveId: "room", userId: "g\(n)")) }
+        let json = h.registry.livingListJSON()
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])
+        let list = try #require(object["LiveList"] as? [Any])
+        #expect(list.count == 2)
+        #expect((list[0] as? [String: Any])?["hosterName"] as? String == "A")
+        #expect(list[1] as? String == "just text")
+        #expect(object["LiveMembers"] as? [Int] == [32, 1])
+        let first = try #require(h.registry.memberPage(liveId: "room", page: 1))
+        #expect(first.total == 32 && first.members.count == 15 && first.pageSize == 15)
+        #expect(first.members[0].role == "hoster" && first.members[1].userId == "g1")
+        #expect(h.registry.memberPage(liveId: "room", page: 3)?.members.map(\.userId) == ["g30", "g31"])
+        #expect(h.registry.memberPage(liveId: "room", page: 4)?.members.isEmpty == true)
+        #expect(h.registry.memberPage(liveId: "nope", page: 1) == nil)
+    }
+}
