@@ -183,4 +183,34 @@ struct LineEndToEndTests {
         #expect(lively.wait(.lineLeave)?.liveCode == .networkDisconnected)
         lively.client.disconnect()
     }
+
+    @Test("bad input on the line (not JSON, unknown op, binary, wrong types) is answered with code 4; the line keeps going")
+    func badInput() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "line-bad")
+        defer { clients.shutdown() }
+        let loop = clients.loops[0]
+        let received = Locked<[LineEvent]>([])
+        let opened = Locked<WebSocketConnection?>(nil)
+        WebSocketClient.connect(url: "ws://127.0.0.1:\(server.httpPort)/line", on: loop) { result in
+            guard case .success(let socket) = result else { return }
+            socket.onMessage = { _, message in
+                if case .text(let text) = message, let event = LineEvent.parse(text) { received.update { $0.append(event) } }
+            }
+            opened.update { $0 = socket }
+        }
+        #expect(eventually(5) { opened.value != nil })
+        let socket = try #require(opened.value)
+        let inputs = ["not json", "{\"op\":\"dance\",\"id\":1}", "{\"op\":\"join\",\"id\":2,\"liveId\":7}", "[]", "{\"id\":3}"]
+        _ = loop.execute {
+            for input in inputs { socket.send(text: input) }
+            socket.send(binary: [0, 1, 2])
+        }
+        #expect(eventually(5) { received.value.count == inputs.count + 1 })
+        #expect(received.value.allSatisfy { $0.event == .reply && $0.liveCode == .invalidParams })
+        #expect(received.value.compactMap(\.id) == [1, 2, 3])
+        let hoster = try LineParticipant(port: server.httpPort, loop: loop)
+        #expect(hoster.reply(hoster.client.create(liveId: "still", userId: "h"))?.liveCode == .ok)
+    }
 }

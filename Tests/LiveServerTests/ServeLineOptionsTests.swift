@@ -1,0 +1,45 @@
+import Foundation
+import LiveNet
+import Testing
+@testable import LiveServer
+
+@Suite("liveline serve: line options")
+struct ServeLineOptionsTests {
+    @Test("--max-cohosts 1 and --apply-timeout 0.5 shape the line; bad values are usage errors")
+    func lineOptions() throws {
+        let serve = try ChildProcess(LivelineBinary.path, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",
+                                                           "--max-cohosts", "1", "--apply-timeout", "0.5", "--heartbeat-timeout", "5"])
+        defer {
+            serve.signal(SIGTERM)
+            _ = serve.wait(timeout: 10)
+        }
+        #expect(eventually(10) { serve.stdout.contains("\n") })
+        let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let match = try #require(try Regex(#"http://127\.0\.0\.1:(\d+)$"#).firstMatch(in: line))
+        let port = try #require(UInt16(match.output[1].substring ?? ""))
+        let clients = try EventLoopGroup(count: 1, name: "serve-line")
+        defer { clients.shutdown() }
+        let loop = clients.loops[0]
+
+        let hoster = try LineParticipant(port: port, loop: loop)
+        #expect(hoster.reply(hoster.client.create(liveId: "cli", userId: "host"))?.liveCode == .ok)
+        let first = try LineParticipant(port: port, loop: loop)
+        let second = try LineParticipant(port: port, loop: loop)
+        #expect(first.reply(first.client.join(liveId: "cli", userId: "a"))?.liveCode == .ok)
+        #expect(second.reply(second.client.join(liveId: "cli", userId: "b"))?.liveCode == .ok)
+        let peer1 = try #require(first.reply(first.client.apply())?.peerId)
+        #expect(hoster.reply(hoster.client.accept(peerId: peer1))?.liveCode == .ok)
+        let peer2 = try #require(second.reply(second.client.apply())?.peerId)
+        #expect(hoster.reply(hoster.client.accept(peerId: peer2))?.liveCode == .lineFull)
+        let peer3 = try #require(second.reply(second.client.apply())?.peerId)
+        #expect(second.wait(.applicationResult) { $0.peerId == peer3 }?.reason == "timeout")
+        for participant in [hoster, first, second] { participant.client.disconnect() }
+
+        let bad = try ChildProcess(LivelineBinary.path, ["serve", "--max-cohosts", "many"])
+        #expect(bad.wait(timeout: 10) == 2)
+        #expect(bad.stderr.contains("--max-cohosts"))
+        let help = try ChildProcess(LivelineBinary.path, ["serve", "--help"])
+        #expect(help.wait(timeout: 10) == 0)
+        #expect(help.stdout.contains("--heartbeat-timeout S"))
+    }
+}
