@@ -12,6 +12,15 @@ import LiveRTMP
 /// The player runs on its own event loop; packets cross to the decode thread through a
 /// bounded queue. When the decoder falls that far behind, new packets are dropped
 /// until the next keyframe (counted), so what is decoded always decodes cleanly.
+///
+/// Latency control (`bufferTargetMilliseconds`): frames are shown as soon as they are
+/// decoded; when the received-but-unshown media grows past the target (a stall and then
+/// a burst), `GuestLatencyControl` drops the packets before the latest keyframe and
+/// decodes without showing those still too far behind, so the picture jumps back to
+/// live instead of drifting.
+///
+/// Reconnect: once playing, a lost connection is retried with `reconnect`'s backoff on
+/// the same loop; packets are dropped to the next keyframe after it.
 /// The run ends at the frame limit, the duration, the end of the stream, `stop()`, or an
 /// error (connect refused, stream refused, no video within the timeout, a broken output).
 public final class GuestPipeline: @unchecked Sendable {
@@ -34,6 +43,12 @@ public final class GuestPipeline: @unchecked Sendable {
         public var recordPath: String?
         /// Packets between the player and the decoder.
         public var queueCapacity = 300
+        /// The latency control's buffer target in ms (nil: no latency control).
+        public var bufferTargetMilliseconds: Int? = 150
+        /// Retries after a lost connection, once playing (`maxTries` 0: end the run).
+        public var reconnect = ReconnectBackoff()
+        /// No frame for this long after the first one is a stall (`buffering(0)`).
+        public var stallMilliseconds = 500
 
         public init(url: RTMPURL) { self.url = url }
     }
@@ -62,7 +77,14 @@ public final class GuestPipeline: @unchecked Sendable {
         case configuration([UInt8], H264Bitstream.AVCDecoderConfiguration)
         case video(RTMPVideoPacket)
         case end(EndReason, Swift.Error?)
+        case playing
+        case reconnecting(Int)
     }
+
+    /// Play events (see `GuestEvent`), on the decode thread; set before `start()`.
+    public var onEvent: ((GuestEvent) -> Void)?
+    /// Every shown frame, on the decode thread; the frame is reused afterwards.
+    public var onFrame: ((VideoFrame) -> Void)?
 
     public let configuration: Configuration
     private let queue: BoundedQueue<Input>
@@ -83,6 +105,9 @@ public final class GuestPipeline: @unchecked Sendable {
     private var resendConfiguration: Input?
     private var sawVideo = false
     private var noVideoTimer: TimerHandle?
+    private var everPlayed = false
+    private var attempt = 0
+    private var retryTimer: TimerHandle?
 
     // Decode.
     private var decoder: H264Decoder?
@@ -91,6 +116,12 @@ public final class GuestPipeline: @unchecked Sendable {
     private var recorder: GuestRecorder?
     private var lastFrame: VideoFrame?
     private var metadata: RTMPStreamMetadata?
+    private var backlog: [Input] = []
+    private var firstFrameShown = false
+    private var buffering = false
+    private var lastShownMicros: UInt64 = 0
+    private var nextStatusMicros: UInt64 = 0
+    private var framesAtLastStatus = 0
 
     public init(configuration: Configuration) throws {
         self.configuration = configuration
@@ -115,7 +146,13 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     /// The player's figures: receive rate, buffered time (any thread).
-    public var playerStats: RTMPPlayer.Stats { player?.stats ?? RTMPPlayer.Stats() }
+    public var playerStats: RTMPPlayer.Stats { currentPlayer?.stats ?? RTMPPlayer.Stats() }
+
+    private var currentPlayer: RTMPPlayer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return player
+    }
 
     /// Why the run ended; nil while it runs.
     public var endReason: EndReason? {
@@ -135,11 +172,11 @@ public final class GuestPipeline: @unchecked Sendable {
     public func start() throws {
         if let path = configuration.y4mPath { y4m = try Y4MWriter(path: path) }
         let loop = try EventLoop(name: "liveline-guest")
-        let player = RTMPPlayer(url: configuration.url, loop: loop,
-                                configuration: RTMPPlayer.Configuration(connectTimeout: configuration.timeout))
-        player.onEvent = { [unowned self] event in handle(event) }
         self.loop = loop
+        let player = makePlayer(loop: loop)
+        lock.lock()
         self.player = player
+        lock.unlock()
         startMicros = Clock.monotonicMicros()
         loop.start()
         player.start()
@@ -172,6 +209,35 @@ public final class GuestPipeline: @unchecked Sendable {
 
     // MARK: - Loop thread
 
+    private func makePlayer(loop: EventLoop) -> RTMPPlayer {
+        let player = RTMPPlayer(url: configuration.url, loop: loop,
+                                configuration: RTMPPlayer.Configuration(connectTimeout: configuration.timeout))
+        player.onEvent = { [unowned self, unowned player] event in
+            guard currentPlayer === player else { return }
+            handle(event)
+        }
+        return player
+    }
+
+    private func retry(after error: RTMPClientError) {
+        guard let loop, requestedEnd() == nil,
+              let delay = configuration.reconnect.delay(attempt: attempt, unit: Double.random(in: 0...1)) else {
+            return forcePush(.end(.failed, Error.player(error)))
+        }
+        attempt += 1
+        push(.reconnecting(attempt))
+        retryTimer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in
+            guard let self, self.requestedEnd() == nil else { return }
+            // What comes next starts a new picture: wait for its keyframe.
+            self.skippingToKeyframe = true
+            let player = self.makePlayer(loop: loop)
+            self.lock.lock()
+            self.player = player
+            self.lock.unlock()
+            player.start()
+        }
+    }
+
     private func handle(_ event: RTMPPlayer.Event) {
         switch event {
         case .metadata(let metadata):
@@ -198,10 +264,20 @@ public final class GuestPipeline: @unchecked Sendable {
         case .streamEnded:
             push(.end(.streamEnded, nil))
         case .failed(let error):
-            forcePush(.end(.failed, Error.player(error)))
+            if everPlayed, case .rejected = error {
+                forcePush(.end(.failed, Error.player(error)))
+            } else if everPlayed {
+                retry(after: error)
+            } else {
+                forcePush(.end(.failed, Error.player(error)))
+            }
         case .closed:
             forcePush(.end(.stopped, nil))
         case .playing:
+            if everPlayed { lock.lock(); _stats.reconnects += 1; lock.unlock() }
+            everPlayed = true
+            attempt = 0
+            push(.playing)
             // nginx-rtmp answers play of an unpublished name with Play.Start and then
             // silence: without a bound the guest would wait forever.
             guard noVideoTimer == nil, !sawVideo, let loop else { return }
@@ -244,6 +320,7 @@ public final class GuestPipeline: @unchecked Sendable {
     private func decodeLoop() {
         var reason = EndReason.stopped
         var failure: Swift.Error?
+        let control = configuration.bufferTargetMilliseconds.map { GuestLatencyControl(targetMilliseconds: $0) }
         loop: while true {
             if let requested = requestedEnd() {
                 reason = requested
@@ -254,39 +331,93 @@ public final class GuestPipeline: @unchecked Sendable {
                 reason = .duration
                 break
             }
-            guard let input = queue.pop(timeout: 0.05) else { continue }
-            do {
-                switch input {
-                case .metadata(let metadata):
-                    self.metadata = metadata
-                    if let fps = metadata.framerate { y4m?.setFrameRate(fps) }
-                case .configuration(let avcC, let configuration):
-                    try configure(avcC: avcC, configuration)
-                case .video(let packet):
-                    if let end = try decode(packet) {
+            tickEvents()
+            guard let first = queue.pop(timeout: 0.05) else { continue }
+            backlog.removeAll(keepingCapacity: true)
+            backlog.append(first)
+            // Everything received so far: latency control looks at all of it at once.
+            while backlog.count < configuration.queueCapacity, let next = queue.pop(timeout: 0) { backlog.append(next) }
+            var plan = GuestLatencyControl.Plan.none
+            if let control {
+                let packets = backlog.compactMap { input -> GuestLatencyControl.Packet? in
+                    guard case .video(let packet) = input else { return nil }
+                    return GuestLatencyControl.Packet(dtsMilliseconds: packet.dts.milliseconds, isKeyframe: packet.isKeyframe)
+                }
+                plan = control.plan(packets)
+                if plan != .none {
+                    lock.lock()
+                    _stats.skippedPackets += plan.drop
+                    _stats.silentFrames += plan.decodeSilently
+                    lock.unlock()
+                }
+            }
+            var videoIndex = 0
+            for input in backlog {
+                do {
+                    switch input {
+                    case .metadata(let metadata):
+                        self.metadata = metadata
+                        if let fps = metadata.framerate { y4m?.setFrameRate(fps) }
+                    case .configuration(let avcC, let configuration):
+                        try configure(avcC: avcC, configuration)
+                    case .video(let packet):
+                        defer { videoIndex += 1 }
+                        if videoIndex < plan.drop {
+                            currentPlayer?.markConsumed(upTo: packet.dts)
+                            continue
+                        }
+                        let show = videoIndex >= plan.drop + plan.decodeSilently
+                        if let end = try decode(packet, show: show) {
+                            reason = end
+                            break loop
+                        }
+                    case .playing:
+                        onEvent?(.ok)
+                    case .reconnecting(let times):
+                        onEvent?(.reconnecting(times: times))
+                    case .end(let end, let error):
                         reason = end
+                        failure = error
                         break loop
                     }
-                case .end(let end, let error):
-                    reason = end
+                } catch let error as Y4MWriter.Error {
+                    if case .readerClosed = error {
+                        reason = .stopped
+                    } else {
+                        reason = .failed
+                        failure = error
+                    }
+                    break loop
+                } catch {
+                    reason = .failed
                     failure = error
                     break loop
                 }
-            } catch let error as Y4MWriter.Error {
-                if case .readerClosed = error {
-                    reason = .stopped
-                } else {
-                    reason = .failed
-                    failure = error
-                }
-                break
-            } catch {
-                reason = .failed
-                failure = error
-                break
             }
         }
         finish(reason: reason, error: failure)
+    }
+
+    /// Status once a second after the first frame; buffering(0) when frames stop.
+    private func tickEvents() {
+        guard firstFrameShown, let onEvent else { return }
+        let now = Clock.monotonicMicros()
+        if !buffering, now - lastShownMicros > UInt64(configuration.stallMilliseconds) * 1000 {
+            buffering = true
+            onEvent(.buffering(percent: 0))
+        }
+        guard now >= nextStatusMicros else { return }
+        let player = playerStats
+        let stats = self.stats
+        var status = GuestStatus()
+        status.cacheMilliseconds = player.bufferedMilliseconds
+        status.bytesPerSecond = Int(player.receiveRate)
+        status.fps = Double(stats.frames - framesAtLastStatus) / max(0.001, Double(now - (nextStatusMicros - 1_000_000)) / 1e6)
+        status.droppedFrames = stats.droppedPackets + stats.skippedPackets + stats.silentFrames
+        status.reconnects = stats.reconnects
+        framesAtLastStatus = stats.frames
+        nextStatusMicros = now + 1_000_000
+        onEvent(.status(status))
     }
 
     private func configure(avcC: [UInt8], _ configuration: H264Bitstream.AVCDecoderConfiguration) throws {
@@ -301,8 +432,8 @@ public final class GuestPipeline: @unchecked Sendable {
 
     /// Decodes one packet and hands its frames on; returns an end reason when the frame
     /// limit is reached.
-    private func decode(_ packet: RTMPVideoPacket) throws -> EndReason? {
-        player?.markConsumed(upTo: packet.dts)
+    private func decode(_ packet: RTMPVideoPacket, show: Bool = true) throws -> EndReason? {
+        currentPlayer?.markConsumed(upTo: packet.dts)
         lock.lock()
         _stats.packets += 1
         if packet.isKeyframe { _stats.keyframes += 1 }
@@ -317,7 +448,9 @@ public final class GuestPipeline: @unchecked Sendable {
             lock.unlock()
             return nil
         }
-        for frame in frames { try present(frame) }
+        if show {
+            for frame in frames { try present(frame) }
+        }
         if let recorder {
             let fps = Int((metadata?.framerate ?? 30).rounded())
             let width = lastFrame?.width ?? Int(metadata?.width ?? 0)
@@ -344,6 +477,7 @@ public final class GuestPipeline: @unchecked Sendable {
         _stats.width = frame.width
         _stats.height = frame.height
         if _stats.firstFrameMs == nil { _stats.firstFrameMs = Double(monotonic - startMicros) / 1000 }
+        let first = !firstFrameShown
         if frame.captureTimeMicros != 0 {
             latency.add(micros: Int64(bitPattern: now &- frame.captureTimeMicros))
         }
@@ -356,12 +490,27 @@ public final class GuestPipeline: @unchecked Sendable {
         }
         // Holding the frame keeps one pool buffer from reuse, which costs no copy.
         lastFrame = frame
+        lastShownMicros = monotonic
+        if first {
+            firstFrameShown = true
+            nextStatusMicros = monotonic + 1_000_000
+            framesAtLastStatus = 0
+            onEvent?(.firstFrame(width: frame.width, height: frame.height))
+        } else if buffering {
+            buffering = false
+            onEvent?(.buffering(percent: 100))
+        }
+        onFrame?(frame)
     }
 
     private func finish(reason: EndReason, error: Swift.Error?) {
         queue.close()
         var failure = error
-        if let player {
+        if let loop {
+            let done = DispatchSemaphore(value: 0)
+            if loop.execute({ [self] in retryTimer?.cancel(); done.signal() }) { _ = done.wait(timeout: .now() + 2) }
+        }
+        if let player = currentPlayer {
             player.close()
             player.waitUntilClosed(timeout: .seconds(2))
         }
@@ -380,6 +529,13 @@ public final class GuestPipeline: @unchecked Sendable {
         _endReason = failure == nil ? reason : .failed
         _error = failure
         lock.unlock()
+        let code: LiveCode = switch failure {
+        case nil: .ok
+        case let error as LiveError: error.code
+        case Error.player(.rejected)?: .liveError
+        default: .networkDisconnected
+        }
+        onEvent?(.closed(code))
         finished.signal()
     }
 }

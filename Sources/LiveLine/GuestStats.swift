@@ -20,6 +20,12 @@ public struct GuestStats: Sendable, Equatable {
     public var keyframes = 0
     /// Packets dropped before decoding because the decoder fell behind (then to the next keyframe).
     public var droppedPackets = 0
+    /// Packets latency control dropped undecoded (before the latest keyframe).
+    public var skippedPackets = 0
+    /// Frames latency control decoded without showing (still too far behind live).
+    public var silentFrames = 0
+    /// Reconnects that succeeded.
+    public var reconnects = 0
     /// Packets the decoder refused (corrupt or undecodable data); decoding goes on.
     public var decodeErrors = 0
     /// Frames written to the y4m output.

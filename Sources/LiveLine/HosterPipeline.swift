@@ -16,6 +16,7 @@ public final class HosterPipeline: @unchecked Sendable {
     /// A stage between the filters and the encoder (the mix compositor), on the capture thread.
     public typealias FrameStage = (VideoFrame) -> VideoFrame
 
+    /// The source capture started with; `switchSource` replaces it at run time.
     public let source: VideoSource
     public let filters: FilterChain
     public let encoder: H264Encoder
@@ -33,6 +34,9 @@ public final class HosterPipeline: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var stopRequested = false
     private var _error: Error?
+    private var pendingSource: VideoSource?
+    private var videoEnabled = true
+    private let blackPool: FramePool
 
     /// - Parameters:
     ///   - frameLimit: stop after this many frames (a `--duration`), nil for no end.
@@ -44,6 +48,31 @@ public final class HosterPipeline: @unchecked Sendable {
         self.encoder = encoder
         frames = BoundedQueue(capacity: queueCapacity, policy: dropPolicy)
         pool = FramePool(width: encoder.config.width, height: encoder.config.height)
+        blackPool = FramePool(width: encoder.config.width, height: encoder.config.height, capacity: 2)
+    }
+
+    /// Captures from `next` from the next frame on (seed: switchCamera); the old source
+    /// is stopped on the capture thread. Timestamps continue where the old source left
+    /// off. Any thread.
+    public func switchSource(to next: VideoSource) {
+        lock.lock()
+        pendingSource = next
+        lock.unlock()
+    }
+
+    /// Off: the stream goes on with one black frame a second instead of the picture, so
+    /// players neither stall nor time out (seed: setLocalVideoEnable). Any thread.
+    public func setVideoEnabled(_ enabled: Bool) {
+        lock.lock()
+        videoEnabled = enabled
+        lock.unlock()
+    }
+
+    /// Whether the picture is sent (see `setVideoEnabled`).
+    public var isVideoEnabled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return videoEnabled
     }
 
     /// Runs `handler` on the capture thread once capture has ended; call before `start`.
@@ -126,22 +155,64 @@ public final class HosterPipeline: @unchecked Sendable {
     }
 
     private func captureLoop(frameLimit: Int?) {
+        var current = source
         defer {
-            source.stop()
+            current.stop()
             endHandlers.forEach { $0() }
             frames.close()
         }
         var count = 0
+        // A switched source counts its pts from zero: shift them past the last one sent.
+        var ptsShift: Int64 = 0
+        var lastPts: Int64?
+        var lastBlackMicros: UInt64?
         while !shouldStop, frameLimit.map({ count < $0 }) ?? true {
+            lock.lock()
+            let replacement = pendingSource
+            pendingSource = nil
+            let enabled = videoEnabled
+            lock.unlock()
+            if let replacement {
+                do {
+                    try replacement.start()
+                    current.stop()
+                    current = replacement
+                    if let lastPts { ptsShift = lastPts + 1_000_000 / Int64(max(1, encoder.config.fps)) }
+                } catch {
+                    Log.warning("switching source to \(replacement.name) failed: \(error)")
+                }
+            }
             let t0 = Clock.monotonicMicros()
             let next: VideoFrame?
             do {
-                next = try source.nextFrame()
+                next = try current.nextFrame()
             } catch {
                 fail(error)
                 return
             }
             guard var frame = next else { return }
+            if ptsShift != 0 {
+                if replacement != nil { ptsShift -= frame.pts.micros }
+                frame.pts = MediaTime(micros: frame.pts.micros + ptsShift)
+            }
+            lastPts = frame.pts.micros
+            count += 1
+            if !enabled {
+                // The source keeps running (and pacing) so the picture returns at once.
+                let now = Clock.monotonicMicros()
+                guard lastBlackMicros.map({ now - $0 >= 1_000_000 }) ?? true else { continue }
+                lastBlackMicros = now
+                let black = blackPool.acquire()
+                black.fill(.black)
+                black.pts = frame.pts
+                black.captureTimeMicros = frame.captureTimeMicros
+                lock.lock()
+                _stats.captured += 1
+                lock.unlock()
+                frames.push(black)
+                continue
+            }
+            lastBlackMicros = nil
             let t1 = Clock.monotonicMicros()
             frame = filters.process(frame)
             let t2 = Clock.monotonicMicros()
@@ -150,7 +221,6 @@ public final class HosterPipeline: @unchecked Sendable {
             lock.unlock()
             if let stage { frame = stage(frame) }
             let t3 = Clock.monotonicMicros()
-            count += 1
             lock.lock()
             _stats.captured += 1
             _stats.sourceMicros += t1 - t0

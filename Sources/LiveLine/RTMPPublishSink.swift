@@ -1,37 +1,130 @@
+import Foundation
 import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
 
-/// Pushes the hoster's encoded stream to an RTMP server (`liveline host RTMP_URL`).
+/// Pushes the hoster's encoded stream to an RTMP server (`liveline host RTMP_URL`,
+/// seed: startPushRtmpStream / stopRtmpStream), keeping it up through a lost connection
+/// and a congested network.
 ///
-/// `open` runs its own event loop, connects and publishes, waiting at most the connect
-/// timeout (a refused or silent server is an error naming the URL, never a hang), then
-/// queues onMetaData and the AVC sequence header. `write` hands each packet to the
-/// publisher (non-blocking; the publisher drops to the next keyframe when the network
-/// falls behind) and throws once the publisher has failed, which ends the pipeline.
-/// `close` unpublishes, lets the queue drain for a moment and stops the loop.
-/// Called on the encode thread.
-public final class RTMPPublishSink: EncodedVideoSink {
-    public let url: RTMPURL
-    public let configuration: RTMPPublisher.Configuration
-    private var loop: EventLoop?
-    public private(set) var publisher: RTMPPublisher?
+/// - `open` runs the sink's event loop, connects and publishes, waiting at most the
+///   connect timeout (a refused or silent server is an error naming the URL, never a
+///   hang), then queues onMetaData and the AVC sequence header.
+/// - Reconnect: when the connection is lost, packets are dropped (capture and encoding
+///   go on) while retries follow `Options.backoff`; on success the metadata and the
+///   sequence header are sent again, the encoder is asked for an IDR and nothing is sent
+///   before it, so players recover at once. When the tries are used up the sink reports
+///   `failed(101)` and the next `write` throws, which ends the pipeline.
+/// - Congestion: the publisher drops non-keyframes once its queue holds more than
+///   `Options.congestionMilliseconds`, and discards the queued frames when the next
+///   keyframe comes, which the sink asks the encoder for at once (never a broken GOP).
+///   With `Options.bitrate` set, a `BitrateController` steps the encoder's bitrate
+///   down and back up once a second.
+///
+/// `open`, `write` and `close` run on the encode thread; `onEvent` is called on the
+/// sink's event-loop thread and must not block.
+public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
+    // @unchecked: fields marked "loop" are touched only on the loop's thread, the rest
+    // under `lock`.
 
-    public init(url: RTMPURL, configuration: RTMPPublisher.Configuration = RTMPPublisher.Configuration()) {
-        self.url = url
-        self.configuration = configuration
+    public struct Options: Sendable {
+        public var publisher = RTMPPublisher.Configuration()
+        /// Retries after a lost connection (`maxTries` 0: none, fail at once).
+        public var backoff = ReconnectBackoff()
+        /// Queued media time past which frames are dropped to the next keyframe.
+        public var congestionMilliseconds = 500
+        /// Adaptive bitrate limits; nil keeps the encoder's bitrate.
+        public var bitrate: BitrateController.Settings?
+
+        public init() {
+            // A small kernel send buffer (the kernel doubles it): a narrow link then
+            // shows up as queued media here within a fraction of a second.
+            publisher.connectionOptions.sendBufferBytes = 64 << 10
+        }
     }
 
-    /// The publisher's figures (zero before `open`).
+    public let url: RTMPURL
+    public let options: Options
+    /// The encoder to ask for IDRs and bitrate changes; set before `open`.
+    public var encoder: H264Encoder?
+    /// Publish events (see `HosterEvent`), on the loop thread; set before `open`.
+    public var onEvent: (@Sendable (HosterEvent) -> Void)?
+
+    private var loop: EventLoop?
+    private let lock = NSLock()
+    private var current: RTMPPublisher?
+    private var waitingForKeyframe = false
+    private var closing = false
+    private var finalFailure: LiveError?
+    private var reconnects = 0
+    private var droppedOffline = 0
+    private var droppedEarlier = 0
+    private var stream: VideoStreamInfo?
+
+    // Loop.
+    private var attempt = 0
+    private var retryTimer: TimerHandle?
+    private var statusTimer: TimerHandle?
+    private var controller: BitrateController?
+    private var lastDropped = 0
+    private var everPublished = false
+
+    public init(url: RTMPURL, options: Options = Options()) {
+        self.url = url
+        var options = options
+        options.publisher.maxQueuedMilliseconds = options.congestionMilliseconds
+        self.options = options
+    }
+
+    public convenience init(url: RTMPURL, configuration: RTMPPublisher.Configuration) {
+        var options = Options()
+        options.publisher = configuration
+        options.congestionMilliseconds = configuration.maxQueuedMilliseconds
+        self.init(url: url, options: options)
+    }
+
+    /// The publisher in use; nil while reconnecting.
+    public var publisher: RTMPPublisher? {
+        lock.lock()
+        defer { lock.unlock() }
+        return current
+    }
+
+    /// The current publisher's figures (zero while reconnecting).
     public var stats: RTMPPublisher.Stats { publisher?.stats ?? RTMPPublisher.Stats() }
+
+    /// The figures of the status event, now (any thread).
+    public var status: HosterStatus {
+        let publisherStats = stats
+        lock.lock()
+        defer { lock.unlock() }
+        var status = HosterStatus()
+        status.delayMilliseconds = publisherStats.queuedMilliseconds
+        status.upstreamBytesPerSecond = Int(publisherStats.sendRate)
+        status.droppedFrames = droppedEarlier + droppedOffline + publisherStats.droppedFrames
+        status.bitrateKbps = encoder?.bitrateKbps ?? 0
+        status.reconnects = reconnects
+        return status
+    }
 
     public func open(stream: VideoStreamInfo) throws {
         let loop = try EventLoop(name: "liveline-rtmp")
         loop.start()
         self.loop = loop
-        let publisher = RTMPPublisher(url: url, loop: loop, configuration: configuration)
-        self.publisher = publisher
+        lock.lock()
+        self.stream = stream
+        lock.unlock()
+        if let settings = options.bitrate {
+            var settings = settings
+            settings.highQueueMilliseconds = min(settings.highQueueMilliseconds, max(50, options.congestionMilliseconds * 4 / 5))
+            controller = BitrateController(settings: settings, startKbps: stream.bitrate / 1000)
+            if let target = controller?.targetKbps, target != stream.bitrate / 1000 { encoder?.setBitrate(kbps: target) }
+        }
+        let publisher = makePublisher(loop: loop)
+        lock.lock()
+        current = publisher
+        lock.unlock()
         publisher.start()
         do {
             try publisher.waitUntilPublished()
@@ -39,26 +132,181 @@ public final class RTMPPublishSink: EncodedVideoSink {
             publisher.abort()
             loop.shutdown()
             self.loop = nil
-            self.publisher = nil
+            lock.lock()
+            current = nil
+            lock.unlock()
             throw LiveError(.networkError, "RTMP publish failed: \(error)")
         }
-        publisher.send(metadata: RTMPStreamMetadata(width: stream.width, height: stream.height, framerate: Double(stream.fps),
-                                                    videoDataRateKbps: Double(stream.bitrate) / 1000))
-        try publisher.send(sequenceHeader: stream.extradata)
+        sendHeaders(publisher, stream: stream)
+        loop.execute { [self] in scheduleStatus() }
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
-        guard let publisher else { return }
-        if let error = publisher.error { throw LiveError(.networkDisconnected, "RTMP publish stopped: \(error)") }
+        lock.lock()
+        if let finalFailure {
+            lock.unlock()
+            throw finalFailure
+        }
+        guard let publisher = current else {
+            droppedOffline += 1
+            lock.unlock()
+            return
+        }
+        if waitingForKeyframe {
+            guard packet.isKeyframe else {
+                droppedOffline += 1
+                lock.unlock()
+                return
+            }
+            waitingForKeyframe = false
+        }
+        lock.unlock()
         publisher.send(packet)
     }
 
     public func close() throws {
-        guard let publisher, let loop else { return }
-        publisher.close()
-        if !publisher.waitUntilClosed(timeout: .seconds(3)) { publisher.abort() }
-        publisher.waitUntilClosed(timeout: .seconds(1))
+        guard let loop else { return }
+        lock.lock()
+        closing = true
+        lock.unlock()
+        onLoop(loop) { [self] in
+            retryTimer?.cancel()
+            statusTimer?.cancel()
+        }
+        if let publisher {
+            publisher.close()
+            if !publisher.waitUntilClosed(timeout: .seconds(3)) { publisher.abort() }
+            publisher.waitUntilClosed(timeout: .seconds(1))
+        }
+        onLoop(loop) { [self] in onEvent?(.closed) }
         loop.shutdown()
         self.loop = nil
+    }
+
+    /// Runs `body` on the loop and waits for it (the loop must not be the caller).
+    private func onLoop(_ loop: EventLoop, _ body: @escaping () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        let accepted = loop.execute {
+            body()
+            done.signal()
+        }
+        if accepted { _ = done.wait(timeout: .now() + 2) }
+    }
+
+    // MARK: - Loop
+
+    private func makePublisher(loop: EventLoop) -> RTMPPublisher {
+        let publisher = RTMPPublisher(url: url, loop: loop, configuration: options.publisher)
+        publisher.onEvent = { [weak self, unowned publisher] event in self?.handle(event, from: publisher) }
+        publisher.onCongestion = { [weak self] congested, _ in
+            // Dropping started: the queued frames go when a keyframe comes, so make one now.
+            if congested { self?.encoder?.requestKeyframe() }
+        }
+        return publisher
+    }
+
+    private func sendHeaders(_ publisher: RTMPPublisher, stream: VideoStreamInfo) {
+        let bitrate = Double(encoder?.bitrateKbps ?? stream.bitrate / 1000)
+        publisher.send(metadata: RTMPStreamMetadata(width: stream.width, height: stream.height, framerate: Double(stream.fps),
+                                                    videoDataRateKbps: bitrate))
+        try? publisher.send(sequenceHeader: encoder?.streamInfo.extradata ?? stream.extradata)
+    }
+
+    private func handle(_ event: RTMPPublisher.Event, from publisher: RTMPPublisher) {
+        switch event {
+        case .published:
+            attempt = 0
+            lock.lock()
+            let isCurrent = current === publisher
+            let stream = self.stream
+            let reconnected = everPublished
+            if reconnected && isCurrent { reconnects += 1 }
+            lock.unlock()
+            guard isCurrent else { return }
+            if reconnected, let stream {
+                // Players joining now need the headers and a keyframe before anything else.
+                sendHeaders(publisher, stream: stream)
+                lock.lock()
+                waitingForKeyframe = true
+                lock.unlock()
+                encoder?.requestKeyframe()
+            }
+            everPublished = true
+            onEvent?(.ok)
+        case .failed(let error):
+            lock.lock()
+            let isCurrent = current === publisher
+            let stop = closing
+            if isCurrent {
+                droppedEarlier += publisher.stats.droppedFrames
+                current = nil
+            }
+            lock.unlock()
+            guard isCurrent, !stop, everPublished else { return }
+            if case .rejected = error {
+                giveUp(.liveError, "RTMP publish refused: \(error)")
+            } else {
+                retry()
+            }
+        case .connected, .status, .closed:
+            break
+        }
+    }
+
+    private func retry() {
+        guard let loop else { return }
+        guard let delay = options.backoff.delay(attempt: attempt, unit: Double.random(in: 0...1)) else {
+            return giveUp(.networkDisconnected, "RTMP publish to \(url) lost; \(attempt) reconnects failed")
+        }
+        attempt += 1
+        onEvent?(.reconnecting(times: attempt))
+        retryTimer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in
+            guard let self else { return }
+            self.lock.lock()
+            let stop = self.closing
+            self.lock.unlock()
+            guard !stop else { return }
+            let publisher = self.makePublisher(loop: loop)
+            self.lock.lock()
+            self.current = publisher
+            self.lock.unlock()
+            publisher.start()
+        }
+    }
+
+    private func giveUp(_ code: LiveCode, _ detail: String) {
+        lock.lock()
+        finalFailure = LiveError(code, detail)
+        lock.unlock()
+        onEvent?(.failed(code))
+    }
+
+    private func scheduleStatus() {
+        guard let loop else { return }
+        statusTimer = loop.schedule(after: .seconds(1)) { [weak self] in
+            guard let self else { return }
+            self.tick()
+            self.scheduleStatus()
+        }
+    }
+
+    private func tick() {
+        lock.lock()
+        let stop = closing || finalFailure != nil
+        let publisher = current
+        lock.unlock()
+        guard !stop, let publisher, publisher.stats.state == .publishing else { return }
+        let status = self.status
+        if var controller {
+            let sample = BitrateController.Sample(queuedMilliseconds: status.delayMilliseconds,
+                                                  droppedFrames: status.droppedFrames - lastDropped,
+                                                  sendBytesPerSecond: Double(status.upstreamBytesPerSecond))
+            if let next = controller.update(sample) { encoder?.setBitrate(kbps: next) }
+            self.controller = controller
+        }
+        lastDropped = status.droppedFrames
+        var reported = status
+        reported.bitrateKbps = encoder?.bitrateKbps ?? status.bitrateKbps
+        onEvent?(.status(reported))
     }
 }

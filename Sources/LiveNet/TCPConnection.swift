@@ -164,6 +164,9 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         if options.noDelay {
             try Syscall.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NODELAY, value: 1, call: "setsockopt(TCP_NODELAY)")
         }
+        if let bytes = options.sendBufferBytes {
+            try Syscall.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: Int32(clamping: bytes), call: "setsockopt(SO_SNDBUF)")
+        }
     }
 
     // MARK: reading

@@ -13,6 +13,10 @@ public struct TCPConnectionOptions: Sendable {
     /// TCP_NODELAY: send small messages (RTMP control, HTTP replies) without waiting
     /// for Nagle's algorithm.
     public var noDelay: Bool
+    /// SO_SNDBUF in bytes; nil leaves the kernel's auto-tuning. A live publisher sets it
+    /// small so a slow link shows up in its own queue (where it can drop frames) instead
+    /// of megabytes of stale video hiding in the kernel.
+    public var sendBufferBytes: Int?
 
     public init(highWatermark: Int = 1 << 20, lowWatermark: Int = 256 << 10,
                 idleTimeout: Duration? = nil, noDelay: Bool = true) {

@@ -26,6 +26,10 @@ enum GuestCommand: Command {
                                on stdout (on stderr when --y4m - has stdout); otherwise a
                                status line on stderr
           --timeout SECONDS    limit for connecting, and again for the first video (default 10)
+          --buffer-ms MS       latency control: the most received-but-unshown video kept;
+                               past it the guest skips to the latest keyframe (default 150,
+                               0: off)
+          --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart (default 10)
           --help               show this text
         """
 
@@ -36,6 +40,8 @@ enum GuestCommand: Command {
         let y4m = try arguments.value("--y4m")
         let record = try arguments.value("--record")
         let timeout = try arguments.double("--timeout", in: 0.1...3600) ?? 10
+        let bufferMs = try arguments.int("--buffer-ms", in: 0...60_000) ?? 150
+        let tries = try arguments.int("--reconnect-tries", in: 0...1000)
         var json = false
         if let stats = try arguments.value("--stats") {
             guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
@@ -68,6 +74,8 @@ enum GuestCommand: Command {
         configuration.snapshotPath = snapshot
         configuration.y4mPath = y4m
         configuration.recordPath = record
+        configuration.bufferTargetMilliseconds = bufferMs == 0 ? nil : bufferMs
+        if let tries { configuration.reconnect.maxTries = tries }
         let report = GuestReport(json: json, toStandardError: y4m == "-")
         return try GuestSession(configuration: configuration, report: report).run()
     }
@@ -82,6 +90,14 @@ struct GuestSession {
         // A y4m reader that goes away must end the run, not kill the process.
         signal(SIGPIPE, SIG_IGN)
         let pipeline = try GuestPipeline(configuration: configuration)
+        if report.json {
+            pipeline.onEvent = { event in
+                switch event {
+                case .ok, .buffering, .reconnecting, .closed, .firstFrame: report.event(event)
+                case .status: break  // its figures are in the stats line
+                }
+            }
+        }
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let signals = [SIGINT, SIGTERM].map { number in
@@ -144,15 +160,39 @@ struct GuestReport {
                 "height": stats.height, "receiveKbps": kbps, "bufferedMs": player.bufferedMilliseconds,
                 "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
                 "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
+                "cacheMs": player.bufferedMilliseconds, "skipped": stats.skippedPackets + stats.silentFrames,
+                "reconnects": stats.reconnects,
             ]))
         } else {
-            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s", elapsed, stats.frames, fps,
-                              stats.width, stats.height, kbps)
+            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s  cache %d ms", elapsed, stats.frames,
+                              fps, stats.width, stats.height, kbps, player.bufferedMilliseconds)
+            let skipped = stats.skippedPackets + stats.silentFrames
+            if skipped > 0 { line += "  skipped \(skipped)" }
+            if stats.reconnects > 0 { line += "  reconnects \(stats.reconnects)" }
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
             }
             if stats.droppedPackets > 0 { line += "  dropped \(stats.droppedPackets)" }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
+        }
+    }
+
+    /// One play event as a JSON line.
+    func event(_ event: GuestEvent) {
+        switch event {
+        case .firstFrame(let width, let height):
+            emitJSON(jsonLine(["event": event.name, "width": width, "height": height]))
+        case .buffering(let percent):
+            emitJSON(jsonLine(["event": event.name, "percent": percent]))
+        case .reconnecting(let times):
+            emitJSON(jsonLine(["event": event.name, "times": times]))
+        case .closed(let code):
+            emitJSON(jsonLine(["event": event.name, "code": code.rawValue]))
+        case .status(let status):
+            emitJSON(jsonLine(["event": event.name, "cacheMs": status.cacheMilliseconds,
+                               "bytesPerSecond": status.bytesPerSecond, "reconnects": status.reconnects]))
+        case .ok:
+            emitJSON(jsonLine(["event": event.name]))
         }
     }
 
@@ -173,6 +213,7 @@ struct GuestReport {
                 "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
                 "latencySamples": stats.latencySamples, "seconds": elapsed, "fps": fps, "packets": stats.packets,
                 "keyframes": stats.keyframes, "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
+                "skipped": stats.skippedPackets + stats.silentFrames, "reconnects": stats.reconnects,
                 "bytes": player.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
                 "snapshot": configuration.snapshotPath, "record": configuration.recordPath,
             ]))

@@ -37,11 +37,23 @@ enum HostCommand: Command {
           --preset NAME        x264 preset (default veryfast)
           --keyint SECONDS     keyframe interval (default 2)
 
+        Push (RTMP_URL):
+          --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart with
+                               jitter, capped at 30 s (default 10; 0: fail at once)
+          --abr on|off         adapt the bitrate to the network (default on): down when
+                               the send queue grows, back up in steps when it stays small
+          --min-bitrate KBPS   lowest adaptive bitrate (default 200)
+          --max-bitrate KBPS   highest adaptive bitrate (default: --bitrate)
+          --congestion-ms MS   queued media beyond which frames are dropped to the next
+                               keyframe and an IDR is requested (default 500)
+
         Output:
           --duration SECONDS   stop after this long (default: run until Ctrl-C)
           --record FILE        write the stream to FILE.flv or FILE.mp4
-          --stats json         one JSON object per second on stdout, and a final
-                               {"event":"summary",...}; otherwise a status line on stderr
+          --stats json         one JSON object per second on stdout, the push's events
+                               ({"event":"ok"}, "reconnecting", "failed", "closed") and a
+                               final {"event":"summary",...}; otherwise a status line on
+                               stderr (rewritten in place on a terminal)
           --help               show this text
         """
 
@@ -71,6 +83,8 @@ struct HosterOptions {
     var jsonStats = false
     /// Where to push (`liveline host RTMP_URL`); nil: no push.
     var url: RTMPURL?
+    /// Reconnect, congestion and adaptive bitrate of the push.
+    var push = RTMPPublishSink.Options()
 
     static func parse(_ arguments: inout Arguments) throws -> HosterOptions {
         var o = HosterOptions()
@@ -114,6 +128,17 @@ struct HosterOptions {
             guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
             o.jsonStats = true
         }
+        if let tries = try arguments.int("--reconnect-tries", in: 0...1000) { o.push.backoff.maxTries = tries }
+        if let ms = try arguments.int("--congestion-ms", in: 50...60_000) { o.push.congestionMilliseconds = ms }
+        var abr = true
+        if let text = try arguments.value("--abr") {
+            guard text == "on" || text == "off" else { throw UsageError("--abr must be on or off, not '\(text)'") }
+            abr = text == "on"
+        }
+        let minimum = try arguments.int("--min-bitrate", in: 50...50_000) ?? min(200, c.bitrateKbps)
+        let maximum = try arguments.int("--max-bitrate", in: 50...50_000) ?? max(c.bitrateKbps, minimum)
+        guard minimum <= maximum else { throw UsageError("--min-bitrate \(minimum) is above --max-bitrate \(maximum)") }
+        o.push.bitrate = abr ? BitrateController.Settings(minKbps: minimum, maxKbps: maximum) : nil
         o.configuration = c
         return o
     }

@@ -12,35 +12,47 @@ struct HosterSession {
     }
 
     func run() throws -> Int32 {
-        let pipeline = try HosterPipeline(configuration: options.configuration)
-        if let record = options.record { pipeline.addSink(try RecordingSink(path: record)) }
-        if let url = options.url { pipeline.addSink(RTMPPublishSink(url: url)) }
+        var kitOptions = Hoster.Options()
+        kitOptions.configuration = options.configuration
+        kitOptions.push = options.push
+        let hoster = try Hoster(options: kitOptions)
+        let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
+        if options.jsonStats {
+            hoster.onEvent = { event in
+                switch event {
+                case .ok, .closed: printLine(jsonLine(["event": event.name]))
+                case .reconnecting(let times): printLine(jsonLine(["event": event.name, "times": times]))
+                case .failed(let code): printLine(jsonLine(["event": event.name, "code": code.rawValue]))
+                case .status: break  // its figures are in the stats line
+                }
+            }
+        }
 
         signal(SIGINT, SIG_IGN)
         signal(SIGTERM, SIG_IGN)
         let signals = [SIGINT, SIGTERM].map { number in
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { pipeline.stop() }
+            source.setEventHandler { hoster.requestStop() }
             source.resume()
             return source
         }
         defer { signals.forEach { $0.cancel() } }
 
         let started = Clock.monotonicMicros()
-        try pipeline.start(frameLimit: options.frameLimit)
-        let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
-        var previous = pipeline.stats
+        let extra: [EncodedVideoSink] = try options.record.map { [try RecordingSink(path: $0)] } ?? []
+        try hoster.startPush(url: options.url, extraSinks: extra, frameLimit: options.frameLimit)
+        var previous = hoster.pipelineStats
         var previousTime = started
-        while try !pipeline.wait(seconds: 1) {
+        while try !hoster.wait(seconds: 1) {
             let now = Clock.monotonicMicros()
-            let stats = pipeline.stats
-            report.tick(stats, previous: previous, seconds: Double(now - previousTime) / 1e6,
-                        elapsed: Double(now - started) / 1e6)
+            let stats = hoster.pipelineStats
+            report.tick(stats, previous: previous, push: options.url == nil ? nil : hoster.pushStatus,
+                        seconds: Double(now - previousTime) / 1e6, elapsed: Double(now - started) / 1e6)
             previous = stats
             previousTime = now
         }
-        report.summary(pipeline.stats, elapsed: Double(Clock.monotonicMicros() - started) / 1e6,
-                       record: options.record)
+        report.summary(hoster.pipelineStats, push: options.url == nil ? nil : hoster.pushStatus,
+                       elapsed: Double(Clock.monotonicMicros() - started) / 1e6, record: options.record)
         return 0
     }
 }
@@ -56,7 +68,7 @@ struct StatsReport {
         self.configuration = configuration
     }
 
-    func tick(_ stats: PipelineStats, previous: PipelineStats, seconds: Double, elapsed: Double) {
+    func tick(_ stats: PipelineStats, previous: PipelineStats, push: HosterStatus?, seconds: Double, elapsed: Double) {
         let fps = Double(stats.encoded - previous.encoded) / max(seconds, 1e-6)
         let kbps = Double(stats.bytes - previous.bytes) * 8 / 1000 / max(seconds, 1e-6)
         if json {
@@ -64,15 +76,22 @@ struct StatsReport {
                 "event": "stats", "time": elapsed, "frames": stats.encoded, "fps": fps, "bitrateKbps": kbps,
                 "targetKbps": stats.bitrateKbps, "dropped": stats.dropped, "keyframes": stats.keyframes,
                 "filterMs": stats.filterMsPerFrame, "encodeMs": stats.encodeMsPerFrame,
+                "delayMs": push?.delayMilliseconds, "upstreamBytesPerSecond": push?.upstreamBytesPerSecond,
+                "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
             ]))
         } else {
-            let line = String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s  dropped %d  encode %.1f ms",
-                              elapsed, stats.encoded, fps, kbps, stats.dropped, stats.encodeMsPerFrame)
+            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s (target %d)  dropped %d  encode %.1f ms",
+                              elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, stats.dropped + (push?.droppedFrames ?? 0),
+                              stats.encodeMsPerFrame)
+            if let push {
+                line += "  delay \(push.delayMilliseconds) ms"
+                if push.reconnects > 0 { line += "  reconnects \(push.reconnects)" }
+            }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         }
     }
 
-    func summary(_ stats: PipelineStats, elapsed: Double, record: String?) {
+    func summary(_ stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: String?) {
         let kbps = elapsed > 0 ? Double(stats.bytes) * 8 / 1000 / elapsed : 0
         if json {
             printLine(jsonLine([
@@ -80,7 +99,8 @@ struct StatsReport {
                 "fps": elapsed > 0 ? Double(stats.encoded) / elapsed : 0, "bitrateKbps": kbps, "bytes": stats.bytes,
                 "width": configuration.width, "height": configuration.height, "dropped": stats.dropped,
                 "keyframes": stats.keyframes, "filterMs": stats.filterMsPerFrame,
-                "encodeMs": stats.encodeMsPerFrame, "record": record,
+                "encodeMs": stats.encodeMsPerFrame, "record": record, "targetKbps": stats.bitrateKbps,
+                "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
             ]))
         } else {
             if terminal { printError("") }

@@ -1,0 +1,116 @@
+import Foundation
+import LiveCodec
+import LiveCore
+import LiveRTMP
+
+/// Where the guest shows its picture (seed: the render view of startRtmpPlay:render:).
+/// `render` is called on the decode thread with a frame of `size` (the stream's own
+/// size when nil), fitted by the guest's render mode; the frame is reused afterwards.
+public protocol GuestVideoSink: AnyObject {
+    var size: (width: Int, height: Int)? { get }
+    func render(_ frame: VideoFrame)
+}
+
+/// The guest kit (seed: ARRtmpGuestKit): plays a hoster's stream with latency control
+/// and reconnect, and reports the play events (`GuestEvent`).
+///
+///     let guest = Guest(options: options)
+///     guest.onEvent = { event in … }          // ARGuestRtmpDelegate
+///     try guest.startPlay(url: "rtmp://host/live/room", sink: view)
+///     guest.stopPlay()
+public final class Guest: @unchecked Sendable {
+    // @unchecked: `pipeline` and `renderMode` under `lock`; scaling state on the decode thread.
+
+    /// The seed's ARGuestOption plus the latency and reconnect settings.
+    public struct Options: Sendable {
+        /// Seed: videoMode / updatePlayerRenderModel:, aspect-fill by default.
+        public var renderMode: RenderMode = .aspectFill
+        /// The most received-but-unshown media tolerated before skipping to live, in ms.
+        public var bufferTargetMilliseconds = 150
+        /// Retries after a lost connection.
+        public var reconnect = ReconnectBackoff()
+        /// Connect and first-video limit.
+        public var timeout: Duration = .seconds(10)
+
+        public init() {}
+    }
+
+    public let options: Options
+    /// Play events (seed: ARGuestRtmpDelegate), on the decode thread; set before `startPlay`.
+    public var onEvent: ((GuestEvent) -> Void)?
+
+    private let lock = NSLock()
+    private var pipeline: GuestPipeline?
+    private var renderMode: RenderMode
+    // Decode thread.
+    private let scaler = Scaler()
+    private var pool: FramePool?
+
+    public init(options: Options = Options()) {
+        self.options = options
+        renderMode = options.renderMode
+    }
+
+    /// Starts playing `url` into `sink` (seed: startRtmpPlay:render:). Returns at once;
+    /// `ok` / `firstFrame` or `closed(code)` follow.
+    public func startPlay(url: RTMPURL, sink: GuestVideoSink?) throws {
+        var configuration = GuestPipeline.Configuration(url: url)
+        configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds
+        configuration.reconnect = options.reconnect
+        configuration.timeout = options.timeout
+        let pipeline = try GuestPipeline(configuration: configuration)
+        pipeline.onEvent = onEvent
+        if let sink { pipeline.onFrame = { [weak self, weak sink] frame in if let sink { self?.show(frame, on: sink) } } }
+        lock.lock()
+        self.pipeline = pipeline
+        lock.unlock()
+        try pipeline.start()
+    }
+
+    /// Seed: startRtmpPlay:render:.
+    public func startPlay(url text: String, sink: GuestVideoSink?) throws {
+        try startPlay(url: try RTMPURL(parsing: text), sink: sink)
+    }
+
+    /// Stops playing and waits for the end; `closed(.ok)` follows (seed: stopRtmpPlay).
+    public func stopPlay() {
+        guard let pipeline = current else { return }
+        pipeline.stop()
+        _ = try? pipeline.wait()
+    }
+
+    /// Seed: updatePlayerRenderModel:.
+    public func setRenderMode(_ mode: RenderMode) {
+        lock.lock()
+        renderMode = mode
+        lock.unlock()
+    }
+
+    /// Decode and latency figures (zero before `startPlay`).
+    public var stats: GuestStats { current?.stats ?? GuestStats() }
+
+    private var current: GuestPipeline? {
+        lock.lock()
+        defer { lock.unlock() }
+        return pipeline
+    }
+
+    private func show(_ frame: VideoFrame, on sink: GuestVideoSink) {
+        guard let size = sink.size, size.width != frame.width || size.height != frame.height else {
+            return sink.render(frame)
+        }
+        if pool?.width != size.width || pool?.height != size.height {
+            pool = FramePool(width: size.width, height: size.height, capacity: 3)
+        }
+        guard let out = pool?.acquire() else { return }
+        lock.lock()
+        let mode = renderMode
+        lock.unlock()
+        // Aspect-fit leaves bars: start from black.
+        if mode == .aspectFit { out.fill(.black) }
+        guard (try? scaler.scale(frame, into: out, mode: mode)) != nil else { return }
+        out.pts = frame.pts
+        out.captureTimeMicros = frame.captureTimeMicros
+        sink.render(out)
+    }
+}

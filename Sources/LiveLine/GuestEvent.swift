@@ -1,0 +1,49 @@
+import LiveCore
+
+/// What the guest's player reports (DESIGN.md §4, seed: ARGuestRtmpDelegate). In order
+/// for a normal session: `ok`, `firstFrame`, `status` once a second, `closed`; a stall
+/// adds `buffering(0)` … `buffering(100)`, a lost connection `reconnecting(times:)`.
+public enum GuestEvent: Sendable, Equatable {
+    /// Connected and playing; the picture is on its way (seed: onRtmpPlayerOk).
+    case ok
+    /// The first decoded frame, with its size (seed: onRtmpPlayerStart).
+    case firstFrame(width: Int, height: Int)
+    /// Once a second after the first frame (seed: onRtmpPlayerStatus:cacheTime bitrate:).
+    case status(GuestStatus)
+    /// 0 when the picture stalls, 100 when it moves again (seed: onRtmpPlayerLoading:).
+    case buffering(percent: Int)
+    /// The connection was lost; retry number `times` is scheduled (LiveLine's own: the
+    /// seed's player reconnects silently).
+    case reconnecting(times: Int)
+    /// Playing ended: `.ok` after stopPlay or when the hoster stopped, 101 when the
+    /// retries were used up, another code when the server refused (seed: onRtmpPlayerClosed:).
+    case closed(LiveCode)
+
+    /// The event's name in the CLI's JSON lines.
+    public var name: String {
+        switch self {
+        case .ok: "ok"
+        case .firstFrame: "firstFrame"
+        case .status: "status"
+        case .buffering: "buffering"
+        case .reconnecting: "reconnecting"
+        case .closed: "closed"
+        }
+    }
+}
+
+/// The figures of one `GuestEvent.status`.
+public struct GuestStatus: Sendable, Equatable {
+    /// Media received but not yet shown, in ms (seed: cacheTime).
+    public var cacheMilliseconds = 0
+    /// Bytes per second received over the last second (the seed's bitrate, in bytes).
+    public var bytesPerSecond = 0
+    /// Frames shown in the last second.
+    public var fps = 0.0
+    /// Frames skipped by latency control or dropped to a keyframe so far.
+    public var droppedFrames = 0
+    /// Reconnects that succeeded so far.
+    public var reconnects = 0
+
+    public init() {}
+}

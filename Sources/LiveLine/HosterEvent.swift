@@ -1,0 +1,46 @@
+import LiveCore
+
+/// What the hoster's push reports (DESIGN.md §4, seed: ARHosterRtmpDelegate). Delivered
+/// in this order for a normal session: `ok`, `status` once a second, `closed`; a lost
+/// connection adds `reconnecting(times:)` … `ok` (or `failed`) in between.
+public enum HosterEvent: Sendable, Equatable {
+    /// Publishing started, or started again after a reconnect (seed: onRtmpStreamOk).
+    case ok
+    /// The connection was lost and retry number `times` (1, 2, …) is scheduled
+    /// (seed: onRtmpStreamReconnecting:(int)times).
+    case reconnecting(times: Int)
+    /// Once a second while publishing (seed: onRtmpStreamStatus:delayTime netBand:).
+    case status(HosterStatus)
+    /// Publishing stopped for good: the retries were used up (code 101, network
+    /// disconnected) or the server refused the stream (seed: onRtmpStreamFailed:).
+    case failed(LiveCode)
+    /// The push was stopped (seed: onRtmpStreamClosed).
+    case closed
+
+    /// The event's name in the CLI's JSON lines.
+    public var name: String {
+        switch self {
+        case .ok: "ok"
+        case .reconnecting: "reconnecting"
+        case .status: "status"
+        case .failed: "failed"
+        case .closed: "closed"
+        }
+    }
+}
+
+/// The figures of one `HosterEvent.status`.
+public struct HosterStatus: Sendable, Equatable {
+    /// Media time queued but not yet taken by the network, in ms (seed: delayTime).
+    public var delayMilliseconds = 0
+    /// Bytes per second the network took over the last second (seed: netBand).
+    public var upstreamBytesPerSecond = 0
+    /// Frames dropped so far: by congestion control, and while disconnected.
+    public var droppedFrames = 0
+    /// The encoder's current target bitrate, in kbit/s (adaptive bitrate moves it).
+    public var bitrateKbps = 0
+    /// Reconnects that succeeded so far.
+    public var reconnects = 0
+
+    public init() {}
+}

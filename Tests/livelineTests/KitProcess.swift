@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+
+/// A `liveline` process whose stdout JSON lines are collected with the time each arrived,
+/// for tests that look at events as they happen.
+final class KitProcess: @unchecked Sendable {
+    // @unchecked: `lines` is guarded by `lock`.
+    let process = Process()
+    private let output = Pipe()
+    private let lock = NSLock()
+    private var lines: [(time: Date, object: [String: Any])] = []
+
+    init(_ arguments: [String]) throws {
+        process.executableURL = URL(fileURLWithPath: CLI.liveline)
+        process.arguments = arguments
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let handle = output.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            var buffer = Data()
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { break }
+                buffer.append(data)
+                while let newline = buffer.firstIndex(of: 0x0A) {
+                    let line = buffer[buffer.startIndex..<newline]
+                    buffer.removeSubrange(buffer.startIndex...newline)
+                    if let object = try? JSONSerialization.jsonObject(with: line) as? [String: Any] {
+                        lock.lock()
+                        lines.append((Date(), object))
+                        lock.unlock()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Every JSON line so far, with its arrival time.
+    var events: [(time: Date, object: [String: Any])] {
+        lock.lock()
+        defer { lock.unlock() }
+        return lines
+    }
+
+    /// The `event` names in arrival order.
+    var names: [String] { events.compactMap { $0.object["event"] as? String } }
+
+    /// Waits until `predicate` holds for some line; that line's time, or nil on timeout.
+    func waitFor(timeout: TimeInterval, _ predicate: ([String: Any]) -> Bool) -> Date? {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let hit = events.first(where: { predicate($0.object) }) { return hit.time }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return nil
+    }
+
+    /// SIGTERM and wait.
+    @discardableResult
+    func stop() -> Int32 {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+        Thread.sleep(forTimeInterval: 0.2)
+        return process.terminationStatus
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+
+/// A TCP proxy on loopback for network trouble: it limits the client→server direction
+/// to a bit rate, and can hold the server→client bytes for a while and then release
+/// them at once (a stall and a burst).
+final class TroubleProxy: @unchecked Sendable {
+    // @unchecked: `holdUntil` is guarded by `lock`; each pump thread owns its sockets.
+    let port: Int
+    private let listener: Int32
+    private let upstreamPort: Int
+    private let upstreamBitsPerSecond: Double?
+    private let lock = NSLock()
+    private var holdUntil: Date?
+    private var closed = false
+
+    init(upstreamPort: Int, upstreamBitsPerSecond: Double? = nil) throws {
+        self.upstreamPort = upstreamPort
+        self.upstreamBitsPerSecond = upstreamBitsPerSecond
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.listener = listener
+        // A small receive window, as on a real narrow link: otherwise loopback's
+        // auto-tuned buffers hide megabytes of backlog from the sender.
+        var window: Int32 = 32 << 10
+        setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let listening = bound == 0 ? listen(listener, 16) : -1
+        guard listening == 0 else { throw ProxyError.listen(errno: errno) }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// From now on, server→client bytes are kept for `seconds` and then sent at once.
+    func hold(seconds: Double) {
+        lock.lock()
+        holdUntil = Date().addingTimeInterval(seconds)
+        lock.unlock()
+    }
+
+    enum ProxyError: Error { case listen(errno: Int32) }
+
+    func close() {
+        lock.lock()
+        closed = true
+        lock.unlock()
+        shutdown(listener, Int32(SHUT_RDWR))
+        Glibc.close(listener)
+    }
+
+    deinit { close() }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
+    }
+
+    private func acceptLoop() {
+        while true {
+            let client = accept(listener, nil, nil)
+            if client < 0 { return }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var address = Self.loopback(port: UInt16(upstreamPort))
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if connected != 0 {
+                Glibc.close(client)
+                Glibc.close(server)
+                continue
+            }
+            Thread.detachNewThread { [self] in pump(from: client, to: server, limited: true) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, limited: false) }
+        }
+    }
+
+    private func pump(from source: Int32, to destination: Int32, limited: Bool) {
+        defer {
+            shutdown(source, Int32(SHUT_RDWR))
+            shutdown(destination, Int32(SHUT_RDWR))
+        }
+        var buffer = [UInt8](repeating: 0, count: limited ? 1400 : 65536)
+        var held: [UInt8] = []
+        let started = Date()
+        var sent = 0.0
+        while true {
+            let n = recv(source, &buffer, buffer.count, 0)
+            if n <= 0 { return }
+            if limited, let rate = upstreamBitsPerSecond {
+                // Send no faster than the rate allows since the start.
+                sent += Double(n) * 8
+                let due = sent / rate - Date().timeIntervalSince(started)
+                if due > 0 { Thread.sleep(forTimeInterval: due) }
+            }
+            held.append(contentsOf: buffer[0..<n])
+            if !limited {
+                lock.lock()
+                let until = holdUntil
+                lock.unlock()
+                if let until, Date() < until { continue }
+            }
+            var offset = 0
+            while offset < held.count {
+                let w = held[offset...].withUnsafeBytes { send(destination, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                if w <= 0 { return }
+                offset += w
+            }
+            held.removeAll(keepingCapacity: true)
+        }
+    }
+}
