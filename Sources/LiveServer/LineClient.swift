@@ -60,7 +60,8 @@ public final class LineClient: @unchecked Sendable {
         }
     }
 
-    /// Sends `request` with a fresh id and returns the id; `reply` gets the answer.
+    /// Sends `request` with a fresh id and returns the id; `reply` gets the answer (code
+    /// 101, network disconnected, when the connection is already closed).
     @discardableResult
     public func send(_ request: LineRequest, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         var request = request
@@ -69,12 +70,25 @@ public final class LineClient: @unchecked Sendable {
         request.id = nextID
         if let reply { replies[nextID] = reply }
         let text = request.jsonText
+        var refused: LineEvent?
         if let socket {
             loop.execute { socket.send(text: text) }
         } else if !closed {
             pending.append(text)
+        } else {
+            // Never leave a request unanswered: a closed connection answers it at once.
+            replies[nextID] = nil
+            refused = LineEvent(.reply, id: nextID, op: request.op.rawValue, code: .networkDisconnected,
+                                message: "the line connection to \(url) is closed")
         }
         lock.unlock()
+        if let refused {
+            let handler = onEvent
+            loop.execute {
+                reply?(refused)
+                handler?(refused)
+            }
+        }
         return request.id!
     }
 

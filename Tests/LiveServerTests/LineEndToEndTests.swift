@@ -152,6 +152,9 @@ struct LineEndToEndTests {
         #expect(try httpGet(port: port, "/api/live").body == "{\"LiveList\":[],\"LiveMembers\":[]}")
         for participant in [hoster] + guests { participant.client.disconnect() }
         #expect(eventually(5) { server.line.connectionCount == 0 })
+        // A request on a closed client is answered too (101), never left hanging.
+        let late = guests[0].client.apply()
+        #expect(guests[0].reply(late)?.liveCode == .networkDisconnected)
     }
 
     @Test("over real sockets: a silent guest is dropped after the heartbeat timeout, a hoster that disconnects closes the line")
