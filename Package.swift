@@ -36,6 +36,7 @@ let package = Package(
             name: "liveline-bench", dependencies: ["LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
         .executableTarget(name: "compositor-bench", dependencies: ["LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
+        .executableTarget(name: "rtmp-load", dependencies: ["LiveRTMP", "LiveNet"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),

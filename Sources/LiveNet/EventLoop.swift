@@ -48,6 +48,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var nextSourceID: UInt64 = 1  // 0 is the wake eventfd
     private var timers = TimerQueue()
     private var pendingFlush: [TCPConnection] = []
+    private var flushing: [TCPConnection] = []
     /// The monotonic time (µs) of the current iteration, refreshed after each wait.
     private(set) var now: UInt64 = Clock.monotonicMicros()
 
@@ -325,9 +326,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         // here, and leave the rest for the next iteration (which then does not block).
         var rounds = 0
         while !pendingFlush.isEmpty, rounds < 4 {
-            let batch = pendingFlush
-            pendingFlush.removeAll(keepingCapacity: true)
-            for connection in batch { connection.flushFromLoop() }
+            // Swapped, not copied: both arrays keep their capacity, so a pass over
+            // thousands of connections allocates nothing.
+            swap(&pendingFlush, &flushing)
+            for connection in flushing { connection.flushFromLoop() }
+            flushing.removeAll(keepingCapacity: true)
             rounds += 1
         }
     }

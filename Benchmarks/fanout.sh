@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Relay fan-out (DESIGN.md §6): one 2500 kbit/s 720p30 stream (a recorded file pushed
+# by ffmpeg -re -c copy, the same bytes for both servers) relayed to N players by
+# LiveLine's server and by nginx-rtmp (Debian's libnginx-mod-rtmp, 1 worker, live on).
+# Both servers run pinned to CPU 0; the load tool (rtmp-load) and the ffmpeg publisher
+# to CPU 1. For each N the players start at RAMP per second, then are measured for HOLD
+# seconds while the server's CPU (utime+stime from /proc/PID/stat) and RSS (VmRSS) are
+# sampled. A server's ladder stops at the first N where not every player keeps up
+# (rtmp-load --help defines keeping up: every frame, lag under 1 s, media time ≥ 90% of
+# wall time, judged from 2 s after the last player started).
+#
+# Usage: Benchmarks/fanout.sh
+#   NS="100 250 500 1000 2000"   player counts     HOLD=20   seconds measured per step
+#   RAMP=250                     players/s         SERVERS="liveline nginx"
+#   SCRATCH=.build               build directory   CACHE=~/.cache/liveline-bench (recording)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup
+scratch=${SCRATCH:-.build}
+ns=${NS:-"100 250 500 1000 2000"}
+hold=${HOLD:-20}
+ramp=${RAMP:-250}
+servers=${SERVERS:-"liveline nginx"}
+cache=${CACHE:-$HOME/.cache/liveline-bench}
+swift build -c release --scratch-path "$scratch" --product liveline >/dev/null
+swift build -c release --scratch-path "$scratch" --product rtmp-load >/dev/null
+bin=$scratch/release
+ulimit -n "$(ulimit -Hn)"
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# The recording: 30 s of testsrc2, x264 at 2500 kbit/s CBR-ish, a keyframe every 2 s.
+mkdir -p "$cache"
+recording=$cache/fanout-720p30-2500k.flv
+if [ ! -s "$recording" ]; then
+  show ffmpeg -f lavfi -i testsrc2=size=1280x720:rate=30 -t 30 -c:v libx264 -preset veryfast -b:v 2500k ...
+  ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1280x720:rate=30 -t 30 \
+    -c:v libx264 -preset veryfast -b:v 2500k -maxrate 2500k -bufsize 2500k -g 60 -keyint_min 60 \
+    -sc_threshold 0 -pix_fmt yuv420p -f flv "$recording.tmp"
+  mv "$recording.tmp" "$recording"
+fi
+
+# CPU ticks (utime+stime) and VmRSS (KB) of a process and its children (nginx: master + worker).
+family() { echo "$1"; pgrep -P "$1" || true; }
+ticks() { local t=0; for p in $(family "$1"); do t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat"))); done; echo $t; }
+rss() { local k=0; for p in $(family "$1"); do k=$((k + $(awk '/^VmRSS:/ {print $2}' "/proc/$p/status"))); done; echo $k; }
+hz=$(getconf CLK_TCK)
+
+start_liveline() {  # port → pid
+  local port=$1 http
+  http=$(free_port)
+  show taskset -c 0 "$bin/liveline" serve --rtmp "127.0.0.1:$port" --http "127.0.0.1:$http" --loops 1 --max-connections 100000 >&2
+  taskset -c 0 "$bin/liveline" serve --rtmp "127.0.0.1:$port" --http "127.0.0.1:$http" --loops 1 \
+    --max-connections 100000 >"$work/liveline.out" 2>"$work/liveline.err" &
+  echo $!
+}
+
+start_nginx() {  # port → pid
+  local port=$1 prefix=$work/nginx
+  mkdir -p "$prefix/logs"
+  cat >"$prefix/nginx.conf" <<CONF
+load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+worker_processes 1;
+worker_rlimit_nofile 20000;
+daemon off;
+pid $prefix/nginx.pid;
+error_log $prefix/logs/error.log warn;
+events { worker_connections 20000; }
+rtmp { server { listen 127.0.0.1:$port; chunk_size 4096; application live { live on; } } }
+CONF
+  show taskset -c 0 nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2
+  taskset -c 0 nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2 &
+  echo $!
+}
+
+results=$work/results.tsv
+: >"$results"
+for server in $servers; do
+  port=$(free_port)
+  pid=$(start_"$server" "$port")
+  pids+=("$pid")
+  sleep 1
+  url=rtmp://127.0.0.1:$port/live/fanout
+  show taskset -c 1 ffmpeg -re -stream_loop -1 -i "$recording" -c copy -f flv "$url"
+  taskset -c 1 ffmpeg -hide_banner -loglevel error -re -stream_loop -1 -i "$recording" -c copy -f flv "$url" \
+    </dev/null >"$work/$server.ffmpeg.log" 2>&1 &
+  publisher=$!
+  pids+=("$publisher")
+  sleep 4
+  idle_rss=$(rss "$pid")
+  for n in $ns; do
+    load=(taskset -c 1 "$bin/rtmp-load" "$url" -n "$n" --ramp "$ramp" --duration "$hold" --settle 2 --loops 1 --json)
+    show "${load[@]}"
+    "${load[@]}" >"$work/$server.$n.json" 2>"$work/$server.$n.err" &
+    tool=$!
+    # The tool measures from 2 s after its last player started (--settle) to its end;
+    # sample the server inside that window.
+    sleep "$(python3 -c "print($n / $ramp + 2.2)")"
+    t0=$(ticks "$pid"); w0=$(date +%s.%N)
+    peak=0
+    for _ in $(seq $((hold - 3))); do
+      sleep 1
+      r=$(rss "$pid"); ((r > peak)) && peak=$r
+    done
+    t1=$(ticks "$pid"); w1=$(date +%s.%N)
+    wait "$tool" || true
+    cpu=$(python3 -c "print(round(($t1 - $t0) / $hz / ($w1 - $w0) * 100, 1))")
+    python3 - "$work/$server.$n.json" "$server" "$n" "$cpu" "$peak" "$idle_rss" >>"$results" <<'PY'
+import json, sys
+path, server, n, cpu, rss, idle = sys.argv[1:]
+try:
+    s = json.load(open(path))
+except Exception:
+    s = {"keptUp": 0, "lagMs": {"p95": -1}, "firstFrameMs": {"p95": -1}, "toolCPUPercent": -1, "failed": int(n)}
+n, rss, idle = int(n), int(rss), int(idle)
+print("\t".join(map(str, [server, n, cpu, round(rss / 1024, 1), round((rss - idle) / n, 1), s["keptUp"],
+    round(s["lagMs"]["p95"], 1), round(s["firstFrameMs"]["p95"]), round(s["toolCPUPercent"], 1), s["failed"]])))
+PY
+    tail -n 1 "$results"
+    kept=$(tail -n 1 "$results" | cut -f6)
+    if [ "$kept" != "$n" ]; then echo "$server: $kept of $n players kept up; stopping its ladder" >&2; break; fi
+  done
+  kill "$publisher" "$pid" 2>/dev/null || true
+  wait "$publisher" "$pid" 2>/dev/null || true
+  sleep 1
+done
+
+python3 - "$results" "$hold" "$ramp" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+print(f"\nfan-out of one 2500 kbit/s 720p30 stream, {sys.argv[2]} s per step, players ramped at {sys.argv[3]}/s; server on CPU 0, load tool + publisher on CPU 1")
+head = ["server", "N", "CPU %", "RSS MB", "KB/player", "keeping up", "p95 lag ms", "p95 first frame ms", "tool CPU %", "failed"]
+print("| " + " | ".join(head) + " |")
+print("|" + "---|" * len(head))
+for r in rows:
+    print("| " + " | ".join(r) + " |")
+best, cpu = {}, {}
+for r in rows:
+    if r[5] == r[1]:
+        best[r[0]] = max(best.get(r[0], 0), int(r[1]))
+        cpu[(r[0], int(r[1]))] = float(r[2])
+for s in sorted({r[0] for r in rows}):
+    top = max(int(r[1]) for r in rows if r[0] == s)
+    held = best.get(s, 0)
+    note = " (every step tried)" if held == top else ""
+    print(f"{s}: largest N with every player keeping up: {held}{note}")
+if "liveline" in best and "nginx" in best and best["nginx"]:
+    capped = best["nginx"] == max(int(r[1]) for r in rows if r[0] == "nginx")
+    print(f"players ratio liveline/nginx: {best['liveline'] / best['nginx']:.2f}" + (" (nginx held every step: a lower bound on nginx)" if capped else ""))
+for n in sorted({k[1] for k in cpu}):
+    if ("liveline", n) in cpu and ("nginx", n) in cpu and cpu[("nginx", n)] > 0:
+        print(f"CPU at N={n}: liveline {cpu[('liveline', n)]}% vs nginx {cpu[('nginx', n)]}% (ratio {cpu[('liveline', n)] / cpu[('nginx', n)]:.2f})")
+PY
