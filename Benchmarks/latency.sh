@@ -5,13 +5,17 @@
 # is decoded. The same chain runs through LiveLine's server and through nginx-rtmp
 # (Debian's libnginx-mod-rtmp, 1 worker), one after the other in this run.
 #
-# Usage: Benchmarks/latency.sh            DURATION=30 (seconds of play per server)
+# Usage: Benchmarks/latency.sh              60 s of play per server
+#        Benchmarks/latency.sh --soak 600   a 10-minute run per server
 #        SCRATCH=/tmp/x to build elsewhere than .build
+# Prints p50/p95/max per server and whether latency grew: the median of the last tenth
+# of the frames against the first tenth (grew = more than 10 ms and 20 % higher).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup
 scratch=${SCRATCH:-.build}
-duration=${DURATION:-30}
+duration=${DURATION:-60}
+if [[ ${1:-} == --soak ]]; then duration=${2:?--soak needs seconds}; fi
 swift build -c release --scratch-path "$scratch" --product liveline >/dev/null
 bin=$scratch/release/liveline
 work=$(mktemp -d)
@@ -92,15 +96,17 @@ echo "guest joining a running stream (2 s keyframe interval), first frame after 
 for name in liveline nginx; do
   python3 -c 'import json, sys; v = [json.loads(l)["firstFrameMs"] for l in open(sys.argv[2])]; print("  %-16s %s ms" % (sys.argv[1], "  ".join("%.0f" % x for x in v)))' "$name" "$work/$name.joins"
 done
-echo "glass-to-glass (capture to decode), ${duration} s of 720p30 per server:"
+echo "glass-to-glass (capture to decode), ${duration} s of 720p30 per server (target p50 <= 120 ms, p95 <= 200 ms, no growth):"
 python3 - "$work/liveline.summary" "$work/nginx.summary" <<'PY'
 import json, sys
 rows = []
 for name, path in zip(["LiveLine server", "nginx-rtmp"], sys.argv[1:]):
     s = json.load(open(path))
     rows.append((name, s))
-    print(f"  {name:16} frames {s['frames']:5}  "
-          f"latency p50 {s['latencyP50Ms']:6.1f} ms  p95 {s['latencyP95Ms']:6.1f} ms")
+    start, end = s['latencyStartP50Ms'], s['latencyEndP50Ms']
+    grew = end > start + 10 and end > start * 1.2
+    print(f"  {name:16} frames {s['frames']:6}  p50 {s['latencyP50Ms']:6.1f} ms  p95 {s['latencyP95Ms']:6.1f} ms  "
+          f"max {s['latencyMaxMs']:7.1f} ms  first/last tenth p50 {start:5.1f}/{end:5.1f} ms  grew: {'yes' if grew else 'no'}")
 a, b = rows[0][1], rows[1][1]
 print(f"  ratio nginx-rtmp / LiveLine: p50 {b['latencyP50Ms'] / a['latencyP50Ms']:.2f}x, "
       f"p95 {b['latencyP95Ms'] / a['latencyP95Ms']:.2f}x")

@@ -141,6 +141,9 @@ public final class GuestPipeline: @unchecked Sendable {
             copy.latencyP50Ms = p50
             copy.latencyP95Ms = p95
         }
+        copy.latencyMaxMs = latency.maxMs
+        copy.latencyStartP50Ms = latency.p50Ms(fraction: 0.1, fromEnd: false)
+        copy.latencyEndP50Ms = latency.p50Ms(fraction: 0.1, fromEnd: true)
         copy.latencySamples = latency.count
         return copy
     }

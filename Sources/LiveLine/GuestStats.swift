@@ -13,6 +13,11 @@ public struct GuestStats: Sendable, Equatable {
     /// SEI) over every frame that carried one; nil when none did.
     public var latencyP50Ms: Double?
     public var latencyP95Ms: Double?
+    /// The largest latency, and the median over the first and over the last tenth of the
+    /// frames in arrival order: a run whose end is slower than its start drifted.
+    public var latencyMaxMs: Double?
+    public var latencyStartP50Ms: Double?
+    public var latencyEndP50Ms: Double?
     /// Frames that carried a capture time.
     public var latencySamples = 0
     /// Video packets received from the player.
@@ -61,6 +66,17 @@ public struct LatencyStatistics: Sendable, Equatable {
         guard !samples.isEmpty else { return nil }
         let sorted = samples.sorted()
         return (Self.percentile(sorted, 50), Self.percentile(sorted, 95))
+    }
+
+    public var maxMs: Double? { samples.max().map { Double($0) / 1000 } }
+
+    /// The median of the first (`fromEnd` false) or last `fraction` of the samples in
+    /// arrival order, at least one sample; nil without samples.
+    public func p50Ms(fraction: Double, fromEnd: Bool) -> Double? {
+        guard !samples.isEmpty else { return nil }
+        let count = max(1, Int(Double(samples.count) * fraction))
+        let slice = fromEnd ? samples.suffix(count) : samples.prefix(count)
+        return Self.percentile(slice.sorted(), 50)
     }
 
     static func percentile(_ sorted: [Int64], _ p: Double) -> Double {
