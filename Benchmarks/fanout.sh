@@ -9,6 +9,11 @@
 # (rtmp-load --help defines keeping up: every frame, lag under 1 s, media time ≥ 90% of
 # wall time, judged from 2 s after the last player started).
 #
+# On a 2-core machine the load tool's core is the ceiling: against nginx-rtmp it needs
+# about 4x the CPU it needs against LiveLine (nginx sends every message as it comes,
+# LiveLine merges writes on busy loops), so beyond ~4000 players neither server can be
+# judged; the "tool CPU %" column shows how close the tool is to a full core.
+#
 # Usage: Benchmarks/fanout.sh
 #   NS="100 250 500 1000 2000"   player counts     HOLD=20   seconds measured per step
 #   RAMP=250                     players/s         SERVERS="liveline nginx"
