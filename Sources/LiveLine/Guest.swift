@@ -31,6 +31,15 @@ public final class Guest: @unchecked Sendable {
         public var reconnect = ReconnectBackoff()
         /// Connect and first-video limit.
         public var timeout: Duration = .seconds(10)
+        /// What the guest captures and publishes once accepted as a co-host (source,
+        /// size, rate, bitrate, filters); 640x360 at 30 fps, 800 kbit/s by default.
+        public var cohost: HosterConfiguration = {
+            var c = HosterConfiguration()
+            (c.width, c.height, c.bitrateKbps) = (640, 360, 800)
+            return c
+        }()
+        /// Reconnect and congestion settings of the co-host push.
+        public var cohostPush = RTMPPublishSink.Options()
 
         public init() {}
     }
@@ -38,10 +47,22 @@ public final class Guest: @unchecked Sendable {
     public let options: Options
     /// Play events (seed: ARGuestRtmpDelegate), on the decode thread; set before `startPlay`.
     public var onEvent: ((GuestEvent) -> Void)?
+    /// Co-host line events (seed: the guest's RTC delegate), on the line's loop thread;
+    /// set before `joinLine`.
+    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)?
 
-    private let lock = NSLock()
+    let lock = NSLock()
     private var pipeline: GuestPipeline?
     private var renderMode: RenderMode
+    /// The co-host line, from `joinLine` to `leaveLine` (under `lock`).
+    var line: LineSession?
+    /// The co-host push while accepted (under `lock`).
+    var cohostPipeline: HosterPipeline?
+    /// The guest's own audio / video switches (under `lock`).
+    var localAV = (audio: true, video: true)
+    /// Bumped by every stop of the co-host push, so a start still on its way after a
+    /// stop does not publish (under `lock`).
+    var cohostEpoch = 0
     // Decode thread.
     private let scaler = Scaler()
     private var pool: FramePool?

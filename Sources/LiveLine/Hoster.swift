@@ -3,6 +3,7 @@ import LiveCapture
 import LiveCodec
 import LiveCore
 import LiveFilter
+import LiveMix
 import LiveRTMP
 
 /// The hoster kit (seed: ARRtmpHosterKit): capture, filters, encode and push, with the
@@ -44,6 +45,9 @@ public final class Hoster: @unchecked Sendable {
     /// Publish events (seed: ARHosterRtmpDelegate), on the publisher's loop thread; set
     /// before `startPush`.
     public var onEvent: (@Sendable (HosterEvent) -> Void)?
+    /// Co-host line events (seed: the hoster's RTC delegate), on the line's loop thread;
+    /// set before `createLine`.
+    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)?
 
     private let lock = NSLock()
     private let filters: FilterChain
@@ -53,9 +57,16 @@ public final class Hoster: @unchecked Sendable {
     private var preview: ((VideoFrame) -> Void)?
     private var rawHook: ((VideoFrame) -> VideoFrame)?
     private var videoEnabled = true
+    /// The mix stage, made by the first push or co-host (see `mixStage()`).
+    private var mix: HosterMix?
+    /// The co-host line, from `createLine` to `closeLine`.
+    var line: LineSession?
+    /// The template and options the mix uses (setMixVideoModel / setVideoTemplate).
+    var mixLayout: (template: MixTemplate, options: MixOptions)
 
     public init(options: Options = Options()) throws {
         self.options = options
+        mixLayout = (options.configuration.mixTemplate, options.configuration.mixOptions)
         filters = try options.configuration.makeFilterChain()
         // Preview sees what is sent (after filters); the raw hook sees the camera's frame.
         filters.insert(FrameHookFilter(name: "raw") { [weak self] frame in self?.runRawHook(frame) ?? frame }, at: 0)
@@ -74,9 +85,12 @@ public final class Hoster: @unchecked Sendable {
         let configuration = options.configuration
         let encoder = try H264Encoder(config: configuration.encoderConfig)
         let pipeline = HosterPipeline(source: try configuration.makeSource(), filters: filters, encoder: encoder)
-        if let mix = try configuration.makeMix() {
-            pipeline.setMixStage(mix.process)
-            pipeline.onEnd { mix.stop() }
+        // Always in place, so co-hosts can join mid-push; without any it passes frames through.
+        let mix = try mixStage()
+        pipeline.setMixStage(mix.process)
+        pipeline.onEnd { [weak self] in
+            mix.stop()
+            self?.dropMix(mix)
         }
         extraSinks.forEach(pipeline.addSink)
         var sink: RTMPPublishSink?
@@ -126,6 +140,65 @@ public final class Hoster: @unchecked Sendable {
         let sink = self.sink
         lock.unlock()
         return sink?.status ?? HosterStatus()
+    }
+
+    /// The mix stage, made on first use from the configuration (template, options, test
+    /// co-hosts).
+    func mixStage() throws -> HosterMix {
+        lock.lock()
+        defer { lock.unlock() }
+        if let mix { return mix }
+        var c = options.configuration
+        (c.mixTemplate, c.mixOptions) = mixLayout
+        let made = try c.makeMix() ?? HosterMix(width: c.width, height: c.height, template: c.mixTemplate, options: c.mixOptions)
+        mix = made
+        return made
+    }
+
+    /// The mix in use, if any.
+    var currentMix: HosterMix? {
+        lock.lock()
+        defer { lock.unlock() }
+        return mix
+    }
+
+    var currentLine: LineSession? {
+        lock.lock()
+        defer { lock.unlock() }
+        return line
+    }
+
+    func setLine(_ session: LineSession) {
+        lock.lock()
+        line = session
+        lock.unlock()
+    }
+
+    /// The line, which is no longer the hoster's afterwards.
+    func takeLine() -> LineSession? {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = line
+        line = nil
+        return taken
+    }
+
+    var mixLayoutNow: (template: MixTemplate, options: MixOptions) {
+        lock.lock()
+        defer { lock.unlock() }
+        return mixLayout
+    }
+
+    func setMixLayout(_ template: MixTemplate, _ options: MixOptions) {
+        lock.lock()
+        mixLayout = (template, options)
+        lock.unlock()
+    }
+
+    private func dropMix(_ ended: HosterMix) {
+        lock.lock()
+        if mix === ended { mix = nil }
+        lock.unlock()
     }
 
     private var currentPipeline: HosterPipeline? {

@@ -2,18 +2,25 @@ import Foundation
 import LiveCapture
 import LiveCore
 import LiveMix
+import LiveRTMP
 
 /// The hoster's mix stage (DESIGN.md §2): the host's filtered frames plus the co-hosts'
 /// frames, composed by a layout template into the picture that is encoded.
 ///
 /// The host's frames arrive on the capture thread through `process`; each co-host feed
-/// delivers frames from its own thread with `Compositor.update`, at its own rate, and
-/// the compositor draws every participant's latest frame. With no co-hosts the stage
-/// passes the host frame through untouched.
+/// delivers frames from its own thread, at its own rate, and the compositor draws every
+/// participant's latest frame. With no co-hosts the stage passes the host frame through
+/// untouched.
+///
+/// Co-hosts are kept in the order they joined: co-host n is participant n of the
+/// layout. When one leaves, the ones after it move up a place and the layout reflows;
+/// a feed's frames always go to its current place (looked up under `lock`), so a frame
+/// in flight during a removal never lands in someone else's tile.
 public final class HosterMix: @unchecked Sendable {
     public let compositor: Compositor
     private let lock = NSLock()
-    private var feeds: [CohostFeed] = []
+    private var cohosts: [(key: String, feed: CohostInput)] = []
+    private var nextTestKey = 0
 
     /// setMixVideoModel + setVideoTemplate.
     public init(width: Int, height: Int, template: MixTemplate, options: MixOptions) throws {
@@ -30,17 +37,47 @@ public final class HosterMix: @unchecked Sendable {
     /// and reflows the layout. Throws when the layout cannot hold one more.
     public func addCohost(source: VideoSource) throws {
         lock.lock()
-        defer { lock.unlock() }
-        try compositor.setCohostCount(feeds.count + 1)
-        let feed = CohostFeed(source: source, participant: feeds.count + 1, compositor: compositor)
-        feeds.append(feed)
-        try feed.start()
+        nextTestKey += 1
+        let key = "source-\(nextTestKey)"
+        lock.unlock()
+        try add(key: key) { deliver in SourceCohostFeed(source: source, deliver: deliver) }
+    }
+
+    /// Adds the co-host `key` (its peerId) whose video is the RTMP stream at `url`, and
+    /// reflows the layout; the tile shows the co-host's fill image until its first frame.
+    /// `firstFrame` runs once, on the feed's decode thread (seed:
+    /// onRTCFirstRemoteVideoFrame). Throws when the layout cannot hold one more.
+    public func addCohost(key: String, stream url: RTMPURL, firstFrame: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) throws {
+        try add(key: key) { deliver in
+            StreamCohostInput(feed: CohostStreamFeed(url: url, deliver: deliver, firstFrame: firstFrame))
+        }
+    }
+
+    /// Stops the co-host `key`'s feed and removes it from the layout (the ones after it
+    /// move up). Unknown keys are ignored.
+    public func removeCohost(key: String) {
+        lock.lock()
+        guard let index = cohosts.firstIndex(where: { $0.key == key }) else {
+            lock.unlock()
+            return
+        }
+        let feed = cohosts.remove(at: index).feed
+        compositor.removeCohost(index + 1)
+        lock.unlock()
+        feed.stop()
+    }
+
+    /// Changes the template and options live (seed: setMixVideoModel: /
+    /// setVideoTemplate:…), keeping the co-hosts. Throws when the layout does not fit;
+    /// the one in use stays then.
+    public func setLayout(template: MixTemplate, options: MixOptions) throws {
+        try compositor.setLayout(template: template, options: options)
     }
 
     /// Stops every co-host feed.
     public func stop() {
         lock.lock()
-        let running = feeds
+        let running = cohosts.map(\.feed)
         lock.unlock()
         running.forEach { $0.stop() }
     }
@@ -48,33 +85,82 @@ public final class HosterMix: @unchecked Sendable {
     public var cohostCount: Int {
         lock.lock()
         defer { lock.unlock() }
-        return feeds.count
+        return cohosts.count
+    }
+
+    /// The co-host keys in layout order (participant 1 first).
+    public var cohostKeys: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return cohosts.map(\.key)
+    }
+
+    private func add(key: String, make: (@escaping (VideoFrame) -> Void) -> CohostInput) throws {
+        let deliver: (VideoFrame) -> Void = { [weak self] frame in self?.deliver(frame, key: key) }
+        let feed = make(deliver)
+        lock.lock()
+        do {
+            try compositor.setCohostCount(cohosts.count + 1)
+        } catch {
+            lock.unlock()
+            throw error
+        }
+        cohosts.append((key, feed))
+        lock.unlock()
+        do {
+            try feed.start()
+        } catch {
+            removeCohost(key: key)
+            throw error
+        }
+    }
+
+    /// A co-host frame to the participant `key` is now (any feed thread).
+    private func deliver(_ frame: VideoFrame, key: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let index = cohosts.firstIndex(where: { $0.key == key }) else { return }
+        compositor.update(participant: index + 1, frame: frame)
     }
 }
 
-/// One co-host's frames into the compositor, pulled from a source on its own thread.
-final class CohostFeed: @unchecked Sendable {
+/// Where a co-host's frames come from: a local source or its RTMP stream.
+protocol CohostInput: AnyObject, Sendable {
+    func start() throws
+    func stop()
+}
+
+/// A co-host stream feed as a mix input.
+final class StreamCohostInput: CohostInput, @unchecked Sendable {
+    // @unchecked: wraps a thread-safe feed.
+    private let feed: CohostStreamFeed
+    init(feed: CohostStreamFeed) { self.feed = feed }
+    func start() throws { feed.start() }
+    func stop() { feed.stop() }
+}
+
+/// One co-host's frames pulled from a local source on its own thread (the test co-hosts).
+final class SourceCohostFeed: CohostInput, @unchecked Sendable {
+    // @unchecked: `isStopped` under `stopped`; the source is used on the feed thread only.
     private let source: VideoSource
-    private let participant: Int
-    private let compositor: Compositor
+    private let deliver: (VideoFrame) -> Void
     private let stopped = NSCondition()
     private var isStopped = false
 
-    init(source: VideoSource, participant: Int, compositor: Compositor) {
+    init(source: VideoSource, deliver: @escaping (VideoFrame) -> Void) {
         self.source = source
-        self.participant = participant
-        self.compositor = compositor
+        self.deliver = deliver
     }
 
     func start() throws {
         try source.start()
         let thread = Thread { [self] in
             while !shouldStop, let frame = try? source.nextFrame() {
-                compositor.update(participant: participant, frame: frame)
+                deliver(frame)
             }
             source.stop()
         }
-        thread.name = "liveline.cohost.\(participant)"
+        thread.name = "liveline.cohost"
         thread.start()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import LiveCapture
 import LiveCore
 import LiveLine
 import LiveRTMP
@@ -31,6 +32,26 @@ enum GuestCommand: Command {
                                0: off)
           --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart (default 10)
           --help               show this text
+
+        Co-host line (连麦):
+          --line LIVE_ID       join the co-host line LIVE_ID (default with --apply: the
+                               stream name of RTMP_URL)
+          --apply              apply to co-host; once accepted, capture --source and
+                               publish it to the co-host stream the server assigned, which
+                               the hoster mixes into RTMP_URL. A refused application (601
+                               rejected, 602 line full, 605 timed out) is reported with its
+                               code and the exit status is 3
+          --source SPEC        what the co-host publishes: test | color:NAME | file:PATH |
+                               v4l2:/dev/videoN (default test)
+          --size WxH           co-host picture size (default 640x360)
+          --fps N              co-host frame rate (default 30)
+          --bitrate KBPS       co-host bitrate (default 800)
+          --no-play            do not play RTMP_URL (only co-host)
+          --say TEXT           send a message to the room after joining
+        \(LineOptions.help)
+        With --line the run also ends when the hoster hangs up or closes the line; the
+        line's events print as JSON lines with --stats json ({"event":"applicationResult",
+        "code":0,...}, "cohostOpened", "message", "memberCount", ...).
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -47,6 +68,17 @@ enum GuestCommand: Command {
             guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
             json = true
         }
+        let lineId = try arguments.value("--line")
+        let apply = arguments.flag("--apply")
+        let noPlay = arguments.flag("--no-play")
+        let say = try arguments.value("--say")
+        var cohost = Guest.Options().cohost
+        if let source = try arguments.value("--source") { cohost.source = source }
+        if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
+        if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
+        if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
+        let lineOptions = lineId != nil || apply
+            ? try LineOptions.parse(&arguments, liveId: lineId ?? "", defaultUserId: "guest-\(getpid())") : nil
         let positionals = arguments.positionals()
         try arguments.finish()
         guard let text = positionals.first else { throw UsageError("missing RTMP_URL") }
@@ -77,7 +109,16 @@ enum GuestCommand: Command {
         configuration.bufferTargetMilliseconds = bufferMs == 0 ? nil : bufferMs
         if let tries { configuration.reconnect.maxTries = tries }
         let report = GuestReport(json: json, toStandardError: y4m == "-")
-        return try GuestSession(configuration: configuration, report: report).run()
+        var line: GuestLineRole?
+        if var lineOptions {
+            if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
+            _ = try SourceSpec(parsing: cohost.source)
+            line = GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
+                                 json: json, toStandardError: y4m == "-")
+        } else if noPlay || say != nil {
+            throw UsageError("--no-play and --say need --line or --apply")
+        }
+        return try GuestSession(configuration: configuration, report: report, line: line, play: !noPlay).run()
     }
 }
 
@@ -85,10 +126,16 @@ enum GuestCommand: Command {
 struct GuestSession {
     let configuration: GuestPipeline.Configuration
     let report: GuestReport
+    var line: GuestLineRole?
+    var play = true
+
+    /// The exit status of a refused co-host application.
+    static let refusedStatus: Int32 = 3
 
     func run() throws -> Int32 {
         // A y4m reader that goes away must end the run, not kill the process.
         signal(SIGPIPE, SIG_IGN)
+        if !play, let line { return try runLineOnly(line) }
         let pipeline = try GuestPipeline(configuration: configuration)
         if report.json {
             pipeline.onEvent = { event in
@@ -110,6 +157,7 @@ struct GuestSession {
 
         let started = Clock.monotonicMicros()
         try pipeline.start()
+        try line?.start()
         var previous = pipeline.stats
         var previousTime = started
         var failure: Error?
@@ -118,6 +166,11 @@ struct GuestSession {
                 if try pipeline.wait(seconds: 1) { break }
             } catch {
                 failure = error
+                break
+            }
+            if let outcome = line?.outcome, Self.endsRun(outcome) {
+                pipeline.stop()
+                _ = try? pipeline.wait()
                 break
             }
             let now = Clock.monotonicMicros()
@@ -130,8 +183,42 @@ struct GuestSession {
         let elapsed = Double(Clock.monotonicMicros() - started) / 1e6
         report.summary(pipeline.stats, player: pipeline.playerStats, elapsed: elapsed,
                        reason: pipeline.endReason, configuration: configuration, error: failure)
+        line?.finish()
         if let failure { throw failure }
-        return 0
+        return Self.status(line?.outcome)
+    }
+
+    /// A refused application ends the run; so does a hung-up co-host that does not play.
+    private static func endsRun(_ outcome: GuestLineRole.Outcome) -> Bool {
+        if case .refused = outcome { return true }
+        return false
+    }
+
+    private static func status(_ outcome: GuestLineRole.Outcome?) -> Int32 {
+        guard case .refused(let code, let reason)? = outcome else { return 0 }
+        printError("liveline guest: application refused: code \(code.rawValue) (\(code.message))\(reason.isEmpty ? "" : ", \(reason)")")
+        return refusedStatus
+    }
+
+    /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end.
+    private func runLineOnly(_ line: GuestLineRole) throws -> Int32 {
+        let stop = DispatchSemaphore(value: 0)
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        let signals = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        defer { signals.forEach { $0.cancel() } }
+        let started = Clock.monotonicMicros()
+        try line.start()
+        while stop.wait(timeout: .now() + 0.1) == .timedOut, line.outcome == nil {
+            if let duration = configuration.duration, Double(Clock.monotonicMicros() - started) / 1e6 >= duration { break }
+        }
+        line.finish()
+        return Self.status(line.outcome)
     }
 }
 

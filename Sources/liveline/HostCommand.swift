@@ -32,6 +32,16 @@ enum HostCommand: Command {
           --mix NAME           layout template: full | equal | bigSmall (default full)
           --mix-test N         mix in N solid-colour test co-hosts (red, green, blue, yellow)
         \(mixOptionsHelp)
+        Co-host line (连麦; needs RTMP_URL on a liveline serve):
+          --line LIVE_ID       open the co-host line LIVE_ID: guests join it, apply, and
+                               once accepted publish their camera, which is mixed into
+                               this stream by the --mix template
+          --accept MODE        auto (or all): accept every applicant; none: reject every
+                               one; manual (default): print each application and read
+                               commands from stdin: accept PEER | reject PEER |
+                               hangup PEER | say TEXT | template NAME | close
+          --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes)
+        \(LineOptions.help)
         Encoding:
           --bitrate KBPS       H.264 bitrate in kbit/s, CBR (default 2500)
           --preset NAME        x264 preset (default veryfast)
@@ -51,7 +61,9 @@ enum HostCommand: Command {
           --duration SECONDS   stop after this long (default: run until Ctrl-C)
           --record FILE        write the stream to FILE.flv or FILE.mp4
           --stats json         one JSON object per second on stdout, the push's events
-                               ({"event":"ok"}, "reconnecting", "failed", "closed") and a
+                               ({"event":"ok"}, "reconnecting", "failed", "closed"), the
+                               line's events ({"event":"application","peerId":...},
+                               "cohostOpened", "cohostFirstFrame", "refused", ...) and a
                                final {"event":"summary",...}; otherwise a status line on
                                stderr (rewritten in place on a terminal)
           --help               show this text
@@ -69,6 +81,7 @@ enum HostCommand: Command {
                 throw UsageError("'\(text)' is not an RTMP URL: \(error)")
             }
         }
+        if options.line != nil, options.url == nil { throw UsageError("--line needs an RTMP_URL to push to") }
         let session = try HosterSession(options: options)
         return try session.run()
     }
@@ -85,6 +98,15 @@ struct HosterOptions {
     var url: RTMPURL?
     /// Reconnect, congestion and adaptive bitrate of the push.
     var push = RTMPPublishSink.Options()
+    /// `--line LIVE_ID`: the co-host line to open.
+    var line: LineOptions?
+    var accept = AcceptMode.manual
+    var liveInfo = ""
+
+    /// What the hoster answers applicants (`--accept`).
+    enum AcceptMode: String {
+        case auto, manual, none
+    }
 
     static func parse(_ arguments: inout Arguments) throws -> HosterOptions {
         var o = HosterOptions()
@@ -139,6 +161,16 @@ struct HosterOptions {
         let maximum = try arguments.int("--max-bitrate", in: 50...50_000) ?? max(c.bitrateKbps, minimum)
         guard minimum <= maximum else { throw UsageError("--min-bitrate \(minimum) is above --max-bitrate \(maximum)") }
         o.push.bitrate = abr ? BitrateController.Settings(minKbps: minimum, maxKbps: maximum) : nil
+        if let liveId = try arguments.value("--line") {
+            o.line = try LineOptions.parse(&arguments, liveId: liveId, defaultUserId: "hoster")
+        }
+        if let mode = try arguments.value("--accept") {
+            guard let parsed = AcceptMode(rawValue: mode == "all" ? "auto" : mode) else {
+                throw UsageError("--accept must be auto, manual or none, not '\(mode)'")
+            }
+            o.accept = parsed
+        }
+        if let info = try arguments.value("--live-info") { o.liveInfo = info }
         o.configuration = c
         return o
     }

@@ -1,6 +1,7 @@
 import Foundation
 import LiveCore
 import LiveLine
+import LiveMix
 
 /// Runs one `liveline host` invocation: the pipeline, its sinks, Ctrl-C, and the
 /// once-a-second report (JSON lines on stdout, or a status line on stderr).
@@ -41,6 +42,12 @@ struct HosterSession {
         let started = Clock.monotonicMicros()
         let extra: [EncodedVideoSink] = try options.record.map { [try RecordingSink(path: $0)] } ?? []
         try hoster.startPush(url: options.url, extraSinks: extra, frameLimit: options.frameLimit)
+        if let line = options.line, let url = options.url {
+            HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats).start()
+            try hoster.createLine(server: line.server(for: url), liveId: line.liveId, userId: line.userId,
+                                  userData: line.userData, liveInfo: options.liveInfo)
+        }
+        defer { hoster.closeLine() }
         var previous = hoster.pipelineStats
         var previousTime = started
         while try !hoster.wait(seconds: 1) {
@@ -54,6 +61,49 @@ struct HosterSession {
         report.summary(hoster.pipelineStats, push: options.url == nil ? nil : hoster.pushStatus,
                        elapsed: Double(Clock.monotonicMicros() - started) / 1e6, record: options.record)
         return 0
+    }
+}
+
+/// The CLI hoster's side of the line: prints events, answers applicants per
+/// `--accept`, and in manual mode reads commands from stdin.
+struct HostLineRole {
+    let hoster: Hoster
+    let accept: HosterOptions.AcceptMode
+    let json: Bool
+
+    func start() {
+        let (hoster, accept, json) = (hoster, accept, json)
+        hoster.onLineEvent = { event in
+            if json { printLine(lineEventJSON(event)) } else { printError(lineEventText(event)) }
+            guard case .application(let peerId, _, _) = event else { return }
+            switch accept {
+            case .auto: hoster.acceptLine(peerId: peerId)
+            case .none: hoster.rejectLine(peerId: peerId)
+            case .manual: if !json { printError("  answer with: accept \(peerId) | reject \(peerId)") }
+            }
+        }
+        guard accept == .manual else { return }
+        Thread.detachNewThread {
+            while let text = readLine() {
+                let words = text.split(separator: " ", maxSplits: 1).map(String.init)
+                guard let verb = words.first else { continue }
+                let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
+                switch verb {
+                case "accept": hoster.acceptLine(peerId: rest)
+                case "reject": hoster.rejectLine(peerId: rest)
+                case "hangup": hoster.hangupLine(peerId: rest)
+                case "say": hoster.sendMessage(userName: "hoster", content: rest)
+                case "close": hoster.closeLine()
+                case "template":
+                    do {
+                        try hoster.setMixVideoModel(try MixTemplate(parsing: rest))
+                    } catch {
+                        printError("template: \(error)")
+                    }
+                default: printError("commands: accept PEER | reject PEER | hangup PEER | say TEXT | template NAME | close")
+                }
+            }
+        }
     }
 }
 

@@ -1,0 +1,86 @@
+import Foundation
+import LiveCore
+import LiveRTMP
+
+/// One co-host's pubId stream into the mix: plays it (RTMPPlayer + H.264 decoder, the
+/// guest pipeline) and hands every decoded frame to `deliver`, on the decode thread.
+///
+/// The co-host starts publishing only after it hears it was accepted, so the stream
+/// may not exist yet, and it may drop and return: the feed plays it again, a short
+/// pause apart, until `stop()`. Decoded frames come from the decoder's pool, so the
+/// compositor may hold them without a copy.
+final class CohostStreamFeed: @unchecked Sendable {
+    // @unchecked: `current` and `stopped` under `lock`; the supervising thread owns the rest.
+    let url: RTMPURL
+    private let deliver: (VideoFrame) -> Void
+    private let firstFrame: (Int, Int) -> Void
+    private let lock = NSLock()
+    private var current: GuestPipeline?
+    private var stopped = false
+    private var sawFrame = false
+
+    /// - Parameters:
+    ///   - deliver: every decoded frame (decode thread).
+    ///   - firstFrame: the first frame's size, once (decode thread).
+    init(url: RTMPURL, deliver: @escaping (VideoFrame) -> Void, firstFrame: @escaping (Int, Int) -> Void) {
+        self.url = url
+        self.deliver = deliver
+        self.firstFrame = firstFrame
+    }
+
+    func start() {
+        let thread = Thread { [self] in supervise() }
+        thread.name = "liveline.cohost"
+        thread.start()
+    }
+
+    /// Stops playing; returns at once (the player closes on its own thread).
+    func stop() {
+        lock.lock()
+        stopped = true
+        let pipeline = current
+        lock.unlock()
+        pipeline?.stop()
+    }
+
+    private var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
+    }
+
+    private func supervise() {
+        while !isStopped {
+            var configuration = GuestPipeline.Configuration(url: url)
+            // A stream that is not there yet answers with silence: give up soon and ask again.
+            configuration.timeout = .seconds(2)
+            configuration.reconnect.maxTries = 0
+            configuration.bufferTargetMilliseconds = 100
+            guard let pipeline = try? GuestPipeline(configuration: configuration) else { return }
+            pipeline.onFrame = { [self] frame in
+                if !sawFrame {
+                    sawFrame = true
+                    firstFrame(frame.width, frame.height)
+                }
+                deliver(frame)
+            }
+            lock.lock()
+            guard !stopped else {
+                lock.unlock()
+                return
+            }
+            current = pipeline
+            lock.unlock()
+            do {
+                try pipeline.start()
+                _ = try? pipeline.wait()
+            } catch {
+                Log.warning("co-host stream \(url): \(error)")
+            }
+            lock.lock()
+            current = nil
+            lock.unlock()
+            if !isStopped { usleep(200_000) }
+        }
+    }
+}

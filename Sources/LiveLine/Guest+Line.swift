@@ -1,0 +1,183 @@
+import Foundation
+import LiveCodec
+import LiveCore
+import LiveRTMP
+import LiveServer
+
+/// The guest's co-host line (seed: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
+///
+/// Once the hoster accepts, the guest captures `options.cohost`'s source and publishes
+/// it to its pubId stream (`rtmp://SERVER/APP/<pubId>?line=SECRET`), which the hoster
+/// mixes into its own; the push stops when either side hangs up or the line closes.
+/// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
+extension Guest {
+    /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
+    /// userData)); `lineResult` and `liveStart` follow.
+    public func joinLine(server: LineServer, liveId: String, userId: String, userData: String = "",
+                         token: String? = nil) throws {
+        leaveLine()
+        let session = try LineSession(server: server, onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      onLost: { [weak self] reason in
+                                          self?.stopCohostPush()
+                                          self?.reportLine(.disconnected(reason: reason))
+                                      })
+        lock.lock()
+        line = session
+        lock.unlock()
+        session.client.join(liveId: liveId, userId: userId, userData: userData, token: token,
+                            reply: lineRefusal)
+    }
+
+    /// Applies to co-host (seed: applyRTCLine); `applicationResult` follows (0 accepted:
+    /// the push starts; 601 rejected, 602 full, 605 timed out).
+    public func applyLine() {
+        guard let line = currentLine else { return reportLine(notJoined("apply")) }
+        line.client.apply(reply: lineRefusal)
+    }
+
+    /// Withdraws the application, or leaves co-hosting and stops the push (seed:
+    /// hangupRTCLine). The guest stays in the room.
+    public func hangupLine() {
+        stopCohostPush()
+        guard let line = currentLine else { return reportLine(notJoined("hangup")) }
+        line.client.hangup(reply: lineRefusal)
+    }
+
+    /// Leaves the room (seed: leaveRTCLine): co-hosting ends, the connection closes.
+    /// Any thread but the line's loop.
+    public func leaveLine() {
+        lock.lock()
+        let session = line
+        line = nil
+        lock.unlock()
+        guard let session else { return }
+        stopCohostPush()
+        let done = DispatchSemaphore(value: 0)
+        session.client.leave { _ in done.signal() }
+        _ = done.wait(timeout: .now() + 2)
+        session.close()
+    }
+
+    /// A normal or barrage message to everyone in the room (seed: sendUserMessage).
+    public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
+        guard let line = currentLine else { return reportLine(notJoined("message")) }
+        line.client.message(type: type, userName: userName, header: header, content: content,
+                            reply: lineRefusal)
+    }
+
+    /// Off: the co-host push sends one black frame a second instead of the camera, and
+    /// the room hears remote AV status (seed: setLocalVideoEnable:).
+    public func setLocalVideoEnable(_ enabled: Bool) {
+        lock.lock()
+        localAV.video = enabled
+        let pipeline = cohostPipeline
+        let status = localAV
+        lock.unlock()
+        pipeline?.setVideoEnabled(enabled)
+        currentLine?.client.setAVStatus(audio: status.audio, video: status.video, reply: lineRefusal)
+    }
+
+    /// The room hears the audio switch as remote AV status (seed: setLocalAudioEnable:;
+    /// the line carries no audio yet).
+    public func setLocalAudioEnable(_ enabled: Bool) {
+        lock.lock()
+        localAV.audio = enabled
+        let status = localAV
+        lock.unlock()
+        currentLine?.client.setAVStatus(audio: status.audio, video: status.video, reply: lineRefusal)
+    }
+
+    /// True while the guest publishes to its pubId stream.
+    public var isCohosting: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cohostPipeline != nil
+    }
+
+    /// The co-host push's capture and encode figures (zero when not co-hosting).
+    public var cohostStats: PipelineStats {
+        lock.lock()
+        defer { lock.unlock() }
+        return cohostPipeline?.stats ?? PipelineStats()
+    }
+
+    // MARK: - Line loop thread
+
+    private var currentLine: LineSession? {
+        lock.lock()
+        defer { lock.unlock() }
+        return line
+    }
+
+    private func lineEvent(_ event: LineEvent) {
+        switch event.event {
+        case .applicationResult where event.liveCode == .ok:
+            if let pubId = event.pubId, let line = currentLine {
+                startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery))
+            }
+        case .hungUp, .lineLeave, .liveStop:
+            stopCohostPush()
+        default:
+            break
+        }
+        if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
+    }
+
+    private func startCohostPush(url: RTMPURL) {
+        lock.lock()
+        let epoch = cohostEpoch
+        lock.unlock()
+        // The pipeline's connect blocks for a moment: keep it off the line's loop.
+        Thread.detachNewThread { [weak self] in
+            guard let self else { return }
+            do {
+                let configuration = options.cohost
+                let encoder = try H264Encoder(config: configuration.encoderConfig)
+                let pipeline = HosterPipeline(source: try configuration.makeSource(),
+                                              filters: try configuration.makeFilterChain(), encoder: encoder)
+                let push = RTMPPublishSink(url: url, options: options.cohostPush)
+                push.encoder = encoder
+                push.onEvent = { [weak self] event in self?.reportLine(.cohostPush(event)) }
+                pipeline.addSink(push)
+                lock.lock()
+                guard epoch == cohostEpoch else {
+                    lock.unlock()
+                    return
+                }
+                let previous = cohostPipeline
+                cohostPipeline = pipeline
+                pipeline.setVideoEnabled(localAV.video)
+                lock.unlock()
+                previous?.stop()
+                try pipeline.start()
+            } catch {
+                Log.warning("co-host push to \(url) failed: \(error)")
+                lock.lock()
+                cohostPipeline = nil
+                lock.unlock()
+                reportLine(.cohostPush(.failed(.networkDisconnected)))
+            }
+        }
+    }
+
+    /// Stops the co-host push without waiting (any thread).
+    func stopCohostPush() {
+        lock.lock()
+        let pipeline = cohostPipeline
+        cohostPipeline = nil
+        cohostEpoch += 1
+        lock.unlock()
+        pipeline?.stop()
+    }
+
+    private func notJoined(_ op: String) -> LineSessionEvent {
+        .refused(op: op, code: .lineNotStarted, message: "no line: call joinLine first")
+    }
+
+    func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }
+
+    /// Reports a request's non-zero answer as `.refused`.
+    private var lineRefusal: @Sendable (LineEvent) -> Void {
+        LineSession.refusal { [weak self] event in self?.reportLine(event) }
+    }
+}

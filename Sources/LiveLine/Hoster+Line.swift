@@ -1,0 +1,133 @@
+import Foundation
+import LiveCore
+import LiveMix
+import LiveRTMP
+import LiveServer
+
+/// The hoster's co-host line (seed: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
+///
+/// Each accepted co-host publishes to its pubId stream; when the server reports its
+/// video opened, the hoster plays that stream and mixes it in as the next participant
+/// of the layout; when it closes, the feed stops and the layout reflows. The pushed
+/// stream is the mix. Events arrive on `onLineEvent`; a refused request (an accept over
+/// the limit: 602) arrives as `.refused` with the seed's code.
+extension Hoster {
+    /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
+    /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
+    /// liveInfo ≤ 1024 bytes (JSON the living list shows).
+    public func createLine(server: LineServer, liveId: String, userId: String = "hoster", userData: String = "",
+                           liveInfo: String = "", token: String? = nil) throws {
+        closeLine()
+        let session = try LineSession(server: server, onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      onLost: { [weak self] reason in self?.lineLost(reason) })
+        setLine(session)
+        session.client.create(liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
+                              reply: lineRefusal)
+    }
+
+    /// Lets the applicant `peerId` co-host (seed: acceptRTCLine); 602 (`.refused`)
+    /// when the line is full.
+    public func acceptLine(peerId: String) {
+        guard let line = currentLine else { return reportLine(notOpen("accept")) }
+        line.client.accept(peerId: peerId, reply: lineRefusal)
+    }
+
+    /// Turns the applicant `peerId` down (seed: rejectRTCLine); it hears 601.
+    public func rejectLine(peerId: String) {
+        guard let line = currentLine else { return reportLine(notOpen("reject")) }
+        line.client.reject(peerId: peerId, reply: lineRefusal)
+    }
+
+    /// Ends the co-hosting of `peerId` (seed: hangupRTCLine(peerId)); its tile leaves the mix.
+    public func hangupLine(peerId: String) {
+        guard let line = currentLine else { return reportLine(notOpen("hangup")) }
+        line.client.hangup(peerId: peerId, reply: lineRefusal)
+    }
+
+    /// Closes the line for everyone (seed: closeRTCLine): guests get liveStop and line
+    /// leave, every co-host leaves the mix. Any thread but the line's loop.
+    public func closeLine() {
+        guard let line = takeLine() else { return }
+        let done = DispatchSemaphore(value: 0)
+        line.client.closeLine { _ in done.signal() }
+        _ = done.wait(timeout: .now() + 2)
+        line.close()
+        removeAllCohosts()
+    }
+
+    /// A normal or barrage message to everyone in the room (seed: sendUserMessage(type,
+    /// userName, header, content)); userName ≤ 256 bytes and content ≤ 1024 bytes, both required.
+    public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
+        guard let line = currentLine else { return reportLine(notOpen("message")) }
+        line.client.message(type: type, userName: userName, header: header, content: content,
+                            reply: lineRefusal)
+    }
+
+    /// The mix template, live (seed: setMixVideoModel:). Throws when it does not fit the
+    /// canvas with the current co-hosts; the layout in use stays then.
+    public func setMixVideoModel(_ template: MixTemplate) throws {
+        try setVideoTemplate(template, options: mixLayoutNow.options)
+    }
+
+    /// Template and tile options, live (seed: setVideoTemplate:ver:dir:horPad:verPad:borderWidth:).
+    public func setVideoTemplate(_ template: MixTemplate, options: MixOptions) throws {
+        try currentMix?.setLayout(template: template, options: options)
+        setMixLayout(template, options)
+    }
+
+    /// Tells the room the hoster's audio / video is on or off (seed:
+    /// setLocalAudioEnable / setLocalVideoEnable, as remote AV status for the others).
+    public func setLineAVStatus(audio: Bool, video: Bool) {
+        currentLine?.client.setAVStatus(audio: audio, video: video, reply: lineRefusal)
+    }
+
+    /// The co-hosts now in the mix, by peerId, in layout order.
+    public var mixedCohosts: [String] { currentMix?.cohostKeys ?? [] }
+
+    // MARK: - Line loop thread
+
+    private func lineEvent(_ event: LineEvent) {
+        switch event.event {
+        case .cohostOpened:
+            if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
+                openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId))
+            }
+        case .cohostClosed:
+            if let peerId = event.peerId { currentMix?.removeCohost(key: peerId) }
+        default:
+            break
+        }
+        if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
+    }
+
+    private func openCohost(peerId: String, url: RTMPURL) {
+        do {
+            try mixStage().addCohost(key: peerId, stream: url) { [weak self] width, height in
+                self?.reportLine(.cohostFirstFrame(peerId: peerId, width: width, height: height))
+            }
+        } catch {
+            Log.warning("co-host \(peerId) cannot join the mix: \(error)")
+        }
+    }
+
+    private func lineLost(_ reason: String) {
+        removeAllCohosts()
+        reportLine(.disconnected(reason: reason))
+    }
+
+    private func removeAllCohosts() {
+        guard let mix = currentMix else { return }
+        for key in mix.cohostKeys where !key.hasPrefix("source-") { mix.removeCohost(key: key) }
+    }
+
+    private func notOpen(_ op: String) -> LineSessionEvent {
+        .refused(op: op, code: .lineNotStarted, message: "no line: call createLine first")
+    }
+
+    func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }
+
+    /// Reports a request's non-zero answer as `.refused`.
+    private var lineRefusal: @Sendable (LineEvent) -> Void {
+        LineSession.refusal { [weak self] event in self?.reportLine(event) }
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import LiveCore
+import LiveLine
+import LiveRTMP
+
+/// The CLI guest's side of the line: joins, applies when asked, prints the events,
+/// and says when the run should end (a refused application, the line closing).
+final class GuestLineRole: @unchecked Sendable {
+    // @unchecked: `outcome` under `lock`; the kit is thread-safe.
+
+    /// How the line part of the run ended.
+    enum Outcome: Equatable {
+        /// The application was answered with a non-zero code (601, 602, 605).
+        case refused(LiveCode, String)
+        /// Co-hosting or the line ended (hung up, line closed, connection lost).
+        case ended(String)
+    }
+
+    let guest: Guest
+    private let options: LineOptions
+    private let server: LineServer
+    private let apply: Bool
+    private let say: String?
+    private let emit: (String) -> Void
+    private let lock = NSLock()
+    private var _outcome: Outcome?
+
+    init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
+         json: Bool, toStandardError: Bool) {
+        var kitOptions = Guest.Options()
+        kitOptions.cohost = cohost
+        guest = Guest(options: kitOptions)
+        self.options = options
+        server = options.server(for: url)
+        self.apply = apply
+        self.say = say
+        emit = { line in
+            if !json || toStandardError { printError(line) } else { printLine(line) }
+        }
+        let format: (LineSessionEvent) -> String = json ? lineEventJSON : lineEventText
+        guest.onLineEvent = { [weak self] event in
+            // The push's figures once a second would drown the line's events.
+            if case .cohostPush(.status) = event {} else { self?.emit(format(event)) }
+            self?.observe(event)
+        }
+    }
+
+    var outcome: Outcome? {
+        lock.lock()
+        defer { lock.unlock() }
+        return _outcome
+    }
+
+    func start() throws {
+        try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
+        if let say { guest.sendMessage(userName: options.userId, content: say) }
+        if apply { guest.applyLine() }
+    }
+
+    /// Hangs up (withdraws or leaves co-hosting) and leaves the room.
+    func finish() {
+        if guest.isCohosting { guest.hangupLine() }
+        guest.leaveLine()
+    }
+
+    private func observe(_ event: LineSessionEvent) {
+        var ending: Outcome?
+        switch event {
+        case .applicationResult(let code, _, let reason) where code != .ok:
+            ending = .refused(code, reason)
+        case .refused(let op, let code, let message) where op == "apply" || op == "join":
+            ending = .refused(code, message)
+        case .hungUp(let reason):
+            ending = .ended("hung up by the hoster (\(reason))")
+        case .lineLeave(_, let reason):
+            ending = .ended("the line closed (\(reason))")
+        case .disconnected(let reason):
+            ending = .ended(reason)
+        default:
+            break
+        }
+        guard let ending else { return }
+        lock.lock()
+        if _outcome == nil { _outcome = ending }
+        lock.unlock()
+    }
+}

@@ -1,0 +1,67 @@
+import Foundation
+import LiveCore
+import LiveLine
+import LiveRTMP
+
+/// The co-host line options `host` and `guest` share: which line, where its signaling
+/// server is, and who this participant is.
+struct LineOptions {
+    var liveId: String
+    /// `--signal ws://HOST:PORT/line`; nil: the RTMP URL's host on port 8080.
+    var signal: String?
+    var userId: String
+    var userData = ""
+
+    static let help = """
+          --signal URL         the line's signaling server, ws://HOST:PORT/line (default: the
+                               RTMP URL's host on liveline serve's HTTP port 8080)
+          --user-id ID         who this participant is in the room
+          --user-data TEXT     what the others see with the user id (≤ 512 bytes)
+        """
+
+    /// Parses `--signal`, `--user-id`, `--user-data` for the line `liveId`.
+    static func parse(_ arguments: inout Arguments, liveId: String, defaultUserId: String) throws -> LineOptions {
+        var options = LineOptions(liveId: liveId, userId: defaultUserId)
+        if let signal = try arguments.value("--signal") {
+            guard signal.hasPrefix("ws://"), signal.count > 5 else {
+                throw UsageError("--signal needs a ws://HOST:PORT/line URL, not '\(signal)'")
+            }
+            options.signal = signal
+        }
+        if let userId = try arguments.value("--user-id") { options.userId = userId }
+        if let userData = try arguments.value("--user-data") { options.userData = userData }
+        return options
+    }
+
+    /// The line server for the stream at `url`.
+    func server(for url: RTMPURL) -> LineServer {
+        signal.map { LineServer(signalURL: $0, rtmp: url) } ?? LineServer(rtmp: url)
+    }
+}
+
+/// One line event as a JSON line: `{"event":"application","peerId":…}`.
+func lineEventJSON(_ event: LineSessionEvent) -> String {
+    var line = jsonLine(["event": event.name])
+    line.removeLast()
+    for (key, value) in event.fields {
+        let pair: String = switch value {
+        case .text(let text): jsonLine([key: text])
+        case .int(let number): jsonLine([key: number])
+        case .bool(let flag): jsonLine([key: flag])
+        }
+        line += "," + pair.dropFirst().dropLast()
+    }
+    return line + "}"
+}
+
+/// One line event for people: `line: application peerId=… userId=…`.
+func lineEventText(_ event: LineSessionEvent) -> String {
+    let fields = event.fields.map { key, value -> String in
+        switch value {
+        case .text(let text): "\(key)=\(text)"
+        case .int(let number): "\(key)=\(number)"
+        case .bool(let flag): "\(key)=\(flag)"
+        }
+    }
+    return (["line: " + event.name] + fields).joined(separator: " ")
+}

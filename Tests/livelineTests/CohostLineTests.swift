@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+/// The co-host line end to end on loopback: `liveline serve`, a hoster with `--line`,
+/// three guests co-hosting with flat colours, a viewer decoding the mixed stream.
+@Suite("liveline co-host line end to end", .serialized)
+struct CohostLineTests {
+    typealias RGB = (r: Int, g: Int, b: Int)
+    static let palette: [String: RGB] = [
+        "white": (255, 255, 255), "red": (255, 0, 0), "green": (0, 255, 0), "blue": (0, 0, 255),
+        "black": (0, 0, 0), "grey": (128, 128, 128),
+    ]
+
+    /// The palette name nearest to `colour` (codec error moves a flat colour a little).
+    static func name(_ colour: RGB) -> String {
+        palette.min { a, b in
+            func distance(_ p: RGB) -> Int { abs(p.r - colour.r) + abs(p.g - colour.g) + abs(p.b - colour.b) }
+            return distance(a.value) < distance(b.value)
+        }!.key
+    }
+
+    static func centres(cohosts: Int) throws -> [(x: Int, y: Int)] {
+        try LayoutCommandTests.layout(["--canvas", "640x360", "--template", "equal", "--cohosts", String(cohosts)])
+            .map { ($0.x + $0.w / 2, $0.y + $0.h / 2) }
+    }
+
+    /// The viewer's latency p50 over a short play, from the capture-time SEI.
+    static func latencyP50(_ url: String) throws -> Double {
+        let result = try CLI.liveline("guest", url, "--duration", "3", "--stats", "json")
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let summary = result.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }.first { $0["event"] as? String == "summary" }
+        return try #require(summary?["latencyP50Ms"] as? Double)
+    }
+
+    @Test("three co-hosts appear at the layout's rectangles, a hang-up reflows to two, a fourth applicant gets 602")
+    func threeCohosts() throws {
+        let server = try Server()
+        let url = server.url("e2e")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "640x360", "--bitrate", "1500",
+                                     "--mix", "equal", "--line", "e2e", "--accept", "auto", "--signal", signal,
+                                     "--stats", "json"])
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let latencyAlone = try Self.latencyP50(url)
+
+        // The viewer samples the centre of every rectangle of the 1-, 2- and 3-co-host layouts.
+        let layouts = try (1...3).map { try Self.centres(cohosts: $0) }
+        let points = layouts.flatMap { $0 }
+        func index(cohosts: Int, participant: Int) -> Int { (0..<(cohosts - 1)).reduce(0) { $0 + $1 + 2 } + participant }
+        let viewerProcess = Process()
+        viewerProcess.executableURL = URL(fileURLWithPath: CLI.liveline)
+        viewerProcess.arguments = ["guest", url, "--y4m", "-"]
+        let pipe = Pipe()
+        viewerProcess.standardOutput = pipe
+        viewerProcess.standardError = FileHandle.nullDevice
+        try viewerProcess.run()
+        defer {
+            viewerProcess.terminate()
+            viewerProcess.waitUntilExit()
+        }
+        let viewer = Y4MReader(handle: pipe.fileHandleForReading, points: points)
+        #expect(viewer.waitFor(timeout: 10) { _ in true } != nil)
+
+        var cohosts: [String: KitProcess] = [:]
+        defer { cohosts.values.forEach { $0.stop() } }
+        var acceptToPicture: [Double] = []
+        for (n, colour) in ["red", "green", "blue"].enumerated() {
+            let count = n + 1
+            cohosts[colour] = try KitProcess(["guest", url, "--apply", "--no-play", "--source", "color:" + colour,
+                                              "--size", "320x180", "--signal", signal, "--user-id", colour,
+                                              "--stats", "json"])
+            let opened = try #require(hoster.waitFor(timeout: 10) {
+                $0["event"] as? String == "cohostOpened" && $0["userId"] as? String == colour
+            }, "the hoster never opened \(colour)")
+            #expect(cohosts[colour]!.waitFor(timeout: 5) { $0["event"] as? String == "applicationResult" && $0["code"] as? Int == 0 } != nil)
+            let shown = try #require(viewer.waitFor(after: opened, timeout: 10) {
+                Self.name($0.colours[index(cohosts: count, participant: count)]) == colour
+            }, "the viewer never showed \(colour) in tile \(count)")
+            acceptToPicture.append(shown.time.timeIntervalSince(opened) * 1000)
+        }
+
+        // All three at the rectangles `liveline layout` prints, the host's white in its own.
+        let expected = ["white", "red", "green", "blue"]
+        let three = viewer.waitFor(timeout: 5) { frame in
+            (0...3).allSatisfy { Self.name(frame.colours[index(cohosts: 3, participant: $0)]) == expected[$0] }
+        }
+        #expect(three != nil, "last frame: \(viewer.all.last.map { f in (0...3).map { Self.name(f.colours[index(cohosts: 3, participant: $0)]) } } ?? [])")
+        let latencyMixed = try Self.latencyP50(url)
+
+        // A fourth applicant: refused with 602, exit status 3.
+        let fourth = try CLI.liveline("guest", url, "--apply", "--no-play", "--source", "color:yellow",
+                                      "--signal", signal, "--user-id", "yellow", "--stats", "json", "--duration", "15")
+        #expect(fourth.status == 3, "stderr: \(fourth.stderr)")
+        #expect(fourth.stdout.contains("\"event\":\"applicationResult\",\"code\":602"), "stdout: \(fourth.stdout)")
+        #expect(fourth.stderr.contains("602"))
+        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "refused" && $0["code"] as? Int == 602 } != nil)
+
+        // Green (co-host 2) hangs up: blue moves up, the layout shows two.
+        cohosts["green"]?.stop()
+        let closed = try #require(hoster.waitFor(timeout: 10) {
+            $0["event"] as? String == "cohostClosed" && $0["userId"] as? String == "green"
+        })
+        let reflowed = viewer.waitFor(after: closed, timeout: 10) { frame in
+            ["white", "red", "blue"].enumerated().allSatisfy { Self.name(frame.colours[index(cohosts: 2, participant: $0.offset)]) == $0.element }
+        }
+        #expect(reflowed != nil, "the layout did not reflow to white, red, blue")
+
+        let figures = acceptToPicture.map { String(format: "%.0f", $0) }.joined(separator: ", ")
+        print(String(format: "co-host line: accept → co-host's first frame in the viewer's picture: %@ ms; "
+                     + "viewer latency p50 %.1f ms with no co-host, %.1f ms with three (the mix adds %.1f ms)",
+                     figures, latencyAlone, latencyMixed, latencyMixed - latencyAlone))
+        #expect(acceptToPicture.allSatisfy { $0 < 10_000 })
+    }
+}
