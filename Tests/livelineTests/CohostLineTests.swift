@@ -114,4 +114,29 @@ struct CohostLineTests {
                      figures, latencyAlone, latencyMixed, latencyMixed - latencyAlone))
         #expect(acceptToPicture.allSatisfy { $0 < 10_000 })
     }
+
+    @Test("--accept none turns an applicant down: the guest reports 601 and exits with 3")
+    func rejected() throws {
+        let server = try Server()
+        let url = server.url("nobody")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "nobody",
+                                     "--accept", "none", "--signal", signal, "--stats", "json"])
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" } != nil)
+        let guest = try CLI.liveline("guest", url, "--apply", "--no-play", "--signal", signal, "--stats", "json", "--duration", "10")
+        #expect(guest.status == 3, "stderr: \(guest.stderr)")
+        #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":601"), "stdout: \(guest.stdout)")
+    }
+
+    @Test("line options without what they need are usage errors", arguments: [
+        ["host", "--line", "x"],
+        ["host", "rtmp://127.0.0.1/live/x", "--line", "x", "--accept", "maybe"],
+        ["guest", "rtmp://127.0.0.1/live/x", "--no-play"],
+        ["guest", "rtmp://127.0.0.1/live/x", "--apply", "--signal", "http://127.0.0.1:8080/line"],
+    ])
+    func usageErrors(arguments: [String]) throws {
+        let result = try CLI.run(CLI.liveline, arguments)
+        #expect(result.status == 2, "stderr: \(result.stderr)")
+    }
 }
