@@ -215,8 +215,8 @@ public final class GuestPipeline: @unchecked Sendable {
     private func makePlayer(loop: EventLoop) -> RTMPPlayer {
         let player = RTMPPlayer(url: configuration.url, loop: loop,
                                 configuration: RTMPPlayer.Configuration(connectTimeout: configuration.timeout))
-        player.onEvent = { [unowned self, unowned player] event in
-            guard currentPlayer === player else { return }
+        player.onEvent = { [weak self, weak player] event in
+            guard let self, let player, currentPlayer === player else { return }
             handle(event)
         }
         return player

@@ -160,8 +160,10 @@ public final class RTMPPlayer: @unchecked Sendable {
         guard client == nil else { return }
         let client = RTMPClientConnection(url: url, mode: .play, configuration: configuration.session, loop: loop)
         self.client = client
-        client.onEvents = { [unowned self] events in handle(events) }
-        client.onEnd = { [unowned self] error in
+        // The connection's last callbacks can run after the player is released: hold it weakly.
+        client.onEvents = { [weak self] events in self?.handle(events) }
+        client.onEnd = { [weak self] error in
+            guard let self else { return }
             rateTimer?.cancel()
             updateStats()
             self.client = nil

@@ -237,9 +237,11 @@ public final class RTMPPublisher: @unchecked Sendable {
         guard client == nil else { return }
         let client = RTMPClientConnection(url: url, mode: .publish, configuration: configuration.session, loop: loop)
         self.client = client
-        client.onEvents = { [unowned self] events in handle(events) }
-        client.onWritable = { [unowned self] in pump() }
-        client.onEnd = { [unowned self] error in
+        // The connection's last callbacks can run after the publisher is released: hold it weakly.
+        client.onEvents = { [weak self] events in self?.handle(events) }
+        client.onWritable = { [weak self] in self?.pump() }
+        client.onEnd = { [weak self] error in
+            guard let self else { return }
             rateTimer?.cancel()
             updateStats()
             self.client = nil
