@@ -90,7 +90,7 @@ public final class RTMPPlayer: @unchecked Sendable {
     private var sawTimestamp = false
     private var videoPackets = 0
     private var audioPackets = 0
-    private var rateSamples: [(time: UInt64, bytes: UInt64)] = []
+    private var rateMeter = ByteRateMeter()
     private var rateTimer: TimerHandle?
 
     public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
@@ -267,12 +267,7 @@ public final class RTMPPlayer: @unchecked Sendable {
     private func updateStats() {
         let now = Clock.monotonicMicros()
         let read = client?.bytesRead ?? shared.bytesReceived
-        rateSamples.append((now, read))
-        while rateSamples.count > 2, now - rateSamples[1].time >= 1_000_000 { rateSamples.removeFirst() }
-        var rate = 0.0
-        if let first = rateSamples.first, now > first.time, rateSamples.count > 1 {
-            rate = Double(read &- first.bytes) / (Double(now - first.time) / 1e6)
-        }
+        let rate = rateMeter.sample(bytes: read, at: now)
         lock.lock()
         shared.bytesReceived = read
         shared.receiveRate = rate

@@ -124,7 +124,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var closeRequested = false
     private var isPublishing = false
     private var hasEnded = false
-    private var rateSamples: [(time: UInt64, bytes: UInt64)] = []
+    private var rateMeter = ByteRateMeter()
     private var rateTimer: TimerHandle?
 
     public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
@@ -413,12 +413,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     private func updateStats() {
         let now = Clock.monotonicMicros()
         let written = client?.bytesWritten ?? shared.bytesSent
-        rateSamples.append((now, written))
-        while rateSamples.count > 2, now - rateSamples[1].time >= 1_000_000 { rateSamples.removeFirst() }
-        var rate = 0.0
-        if let first = rateSamples.first, now > first.time, rateSamples.count > 1 {
-            rate = Double(written &- first.bytes) / (Double(now - first.time) / 1e6)
-        }
+        let rate = rateMeter.sample(bytes: written, at: now)
         let queuedMs = queuedMilliseconds
         lock.lock()
         shared.queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
