@@ -11,15 +11,27 @@ import Testing
 struct FanOutTests {
     /// What one player saw: the frame indices (written into each synthetic frame's body)
     /// in arrival order.
-    final class Tally: Sendable {
+    /// An NSLock rather than Synchronization's Mutex: the thread sanitizer sees NSLock's
+    /// ordering and reported the Mutex-guarded appends as races.
+    final class Tally: @unchecked Sendable {
         let playing = Atomic<Int>(0)
         let failed = Atomic<Int>(0)
-        private let indices = Mutex<[[Int]]>([])
+        private let lock = NSLock()
+        private var indices: [[Int]]
 
-        init(players: Int) { indices.withLock { $0 = Array(repeating: [], count: players) } }
+        init(players: Int) { indices = Array(repeating: [], count: players) }
 
-        func record(player: Int, index: Int) { indices.withLock { $0[player].append(index) } }
-        var received: [[Int]] { indices.withLock { $0 } }
+        func record(player: Int, index: Int) {
+            lock.lock()
+            indices[player].append(index)
+            lock.unlock()
+        }
+
+        var received: [[Int]] {
+            lock.lock()
+            defer { lock.unlock() }
+            return indices
+        }
     }
 
     @Test("200 players on loopback, started before the publisher, each receive every one of 150 frames in order")
