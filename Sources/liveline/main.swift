@@ -8,11 +8,11 @@ let usage = """
     Usage: liveline <command> [options]
 
     Commands:
-      host      capture, filter and encode H.264 (record it with --record)
-      guest     play an RTMP stream: decode it, snapshot, y4m, record, latency
-      devices   list V4L2 cameras with their formats and sizes
+      host      capture, filter, mix and encode H.264; push RTMP, record, open a co-host line
+      guest     play an RTMP stream (decode, snapshot, y4m, record, latency); apply to co-host
+      serve     relay RTMP streams, run the co-host line signaling and an HTTP API
       layout    print the rectangles of a mix layout (JSON, a drawing or a PNG)
-      serve     relay RTMP streams to players, with an HTTP API
+      devices   list V4L2 cameras with their formats and sizes
       help      show this text
 
     Run 'liveline <command> --help' for the options of a command.
