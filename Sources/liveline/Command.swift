@@ -27,6 +27,25 @@ extension Command {
     }
 }
 
+/// Turns Ctrl-C and SIGTERM into a call of `handler` on a queue, instead of interrupting
+/// whatever runs, until the returned value is released.
+final class StopSignals {
+    private let sources: [DispatchSourceSignal]
+
+    init(_ handler: @escaping @Sendable () -> Void) {
+        signal(SIGINT, SIG_IGN)
+        signal(SIGTERM, SIG_IGN)
+        sources = [SIGINT, SIGTERM].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler(handler: handler)
+            source.resume()
+            return source
+        }
+    }
+
+    deinit { sources.forEach { $0.cancel() } }
+}
+
 func printError(_ message: String, terminator: String = "\n") {
     FileHandle.standardError.write(Data((message + terminator).utf8))
 }

@@ -145,15 +145,8 @@ struct GuestSession {
                 }
             }
         }
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let signals = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { pipeline.stop() }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
+        let signals = StopSignals { pipeline.stop() }
+        defer { withExtendedLifetime(signals) {} }
 
         let started = Clock.monotonicMicros()
         try pipeline.start()
@@ -203,15 +196,8 @@ struct GuestSession {
     /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end.
     private func runLineOnly(_ line: GuestLineRole) throws -> Int32 {
         let stop = DispatchSemaphore(value: 0)
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let signals = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
+        let signals = StopSignals { stop.signal() }
+        defer { withExtendedLifetime(signals) {} }
         let started = Clock.monotonicMicros()
         try line.start()
         while stop.wait(timeout: .now() + 0.1) == .timedOut, line.outcome == nil {

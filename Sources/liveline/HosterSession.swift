@@ -29,15 +29,8 @@ struct HosterSession {
             }
         }
 
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        let signals = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { hoster.requestStop() }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
+        let signals = StopSignals { hoster.requestStop() }
+        defer { withExtendedLifetime(signals) {} }
 
         let started = Clock.monotonicMicros()
         let extra: [EncodedVideoSink] = try options.record.map { [try RecordingSink(path: $0)] } ?? []

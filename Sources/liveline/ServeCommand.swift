@@ -51,18 +51,10 @@ enum ServeCommand: Command {
         try arguments.finish()
         configuration.rtmp = rtmp
 
-        // Signals become an event on a queue rather than interrupting whatever runs.
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
         signal(SIGPIPE, SIG_IGN)
         let stop = DispatchSemaphore(value: 0)
-        let signals = [SIGINT, SIGTERM].map { number in
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { stop.signal() }
-            source.resume()
-            return source
-        }
-        defer { signals.forEach { $0.cancel() } }
+        let signals = StopSignals { stop.signal() }
+        defer { withExtendedLifetime(signals) {} }
 
         let server = try RelayServer(configuration: configuration)
         printLine("ready rtmp://\(hostForURL(rtmp.host)):\(server.rtmpPort) http://\(hostForURL(configuration.httpHost)):\(server.httpPort)")
