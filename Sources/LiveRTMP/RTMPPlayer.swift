@@ -137,13 +137,9 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// Waits until the player is closed or failed; false on timeout.
     @discardableResult
     public func waitUntilClosed(timeout: Duration) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         lock.lock()
         defer { lock.unlock() }
-        while shared.state != .closed && shared.state != .failed {
-            if !lock.wait(until: deadline) { return false }
-        }
-        return true
+        return lock.wait(while: { shared.state != .closed && shared.state != .failed }, timeout: timeout)
     }
 
     /// The consumer (a decoder) has taken the packets up to `dts`: what remains is the

@@ -160,12 +160,9 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// throws the reason it failed, or `.timedOut` after `timeout`.
     public func waitUntilPublished(timeout: Duration? = nil) throws {
         let limit = timeout ?? configuration.connectTimeout + .seconds(1)
-        let deadline = Date(timeIntervalSinceNow: Double(limit.components.seconds) + Double(limit.components.attoseconds) / 1e18)
         lock.lock()
         defer { lock.unlock() }
-        while shared.state == .connecting || shared.state == .idle {
-            if !lock.wait(until: deadline) { break }
-        }
+        _ = lock.wait(while: { shared.state == .connecting || shared.state == .idle }, timeout: limit)
         if let failure { throw failure }
         guard shared.state == .publishing else {
             throw RTMPClientError.timedOut(url: url.description, what: "publishing")
@@ -214,13 +211,9 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// Waits until the publisher is closed or failed; false on timeout.
     @discardableResult
     public func waitUntilClosed(timeout: Duration) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
         lock.lock()
         defer { lock.unlock() }
-        while shared.state != .closed && shared.state != .failed {
-            if !lock.wait(until: deadline) { return false }
-        }
-        return true
+        return lock.wait(while: { shared.state != .closed && shared.state != .failed }, timeout: timeout)
     }
 
     /// Closes at once, dropping what is queued (a failed close, shutdown).
