@@ -121,8 +121,11 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             case .done:
                 finishConnect()
             case .wouldBlock:
-                connectTimer = loop.schedule(after: timeout) { [weak self] in
-                    self?.closeNow(.timedOut("connect to \(address)"))
+                // Timers hold the connection strongly: a weak reference would move every
+                // retain of it (one per queued write) to the slow side-table path.
+                // `closeNow` cancels them, which breaks the cycle.
+                connectTimer = loop.schedule(after: timeout) { [self] in
+                    closeNow(.timedOut("connect to \(address)"))
                 }
             }
         } catch {
@@ -352,8 +355,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         guard let timeout = idleTimeout, state == .open || state == .closing else { return }
         let limit = EventLoop.micros(timeout)
         let idleFor = loop.now > lastActivity ? loop.now - lastActivity : 0
-        idleTimer = loop.schedule(afterMicros: limit > idleFor ? limit - idleFor : 0) { [weak self] in
-            self?.checkIdle()
+        idleTimer = loop.schedule(afterMicros: limit > idleFor ? limit - idleFor : 0) { [self] in
+            checkIdle()
         }
     }
 

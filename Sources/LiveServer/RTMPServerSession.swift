@@ -59,8 +59,11 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     /// Takes over the accepted connection. Loop thread.
     func start() {
         connection.handler = self
-        handshakeTimer = loop.schedule(after: server.configuration.handshakeTimeout) { [weak self] in
-            self?.handshakeTimedOut()
+        // Timers hold the session strongly (a weak reference would move every retain of
+        // this hot object to the slow side-table path); `onClose` cancels them, which
+        // releases the closures and breaks the cycle.
+        handshakeTimer = loop.schedule(after: server.configuration.handshakeTimeout) { [self] in
+            handshakeTimedOut()
         }
     }
 
@@ -318,8 +321,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     }
 
     private func scheduleTick() {
-        tickTimer = loop.schedule(after: server.configuration.pingInterval) { [weak self] in
-            self?.tick()
+        tickTimer = loop.schedule(after: server.configuration.pingInterval) { [self] in
+            tick()
         }
     }
 
