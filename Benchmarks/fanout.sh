@@ -2,28 +2,38 @@
 # Relay fan-out (DESIGN.md §6): one 2500 kbit/s 720p30 stream (a recorded file pushed
 # by ffmpeg -re -c copy, the same bytes for both servers) relayed to N players by
 # LiveLine's server and by nginx-rtmp (Debian's libnginx-mod-rtmp, 1 worker, live on).
-# Both servers run pinned to CPU 0; the load tool (rtmp-load) and the ffmpeg publisher
-# to CPU 1. For each N the players start at RAMP per second, then are measured for HOLD
-# seconds while the server's CPU (utime+stime from /proc/PID/stat) and RSS (VmRSS) are
-# sampled. A server's ladder stops at the first N where not every player keeps up
-# (rtmp-load --help defines keeping up: every frame, lag under 1 s, media time ≥ 90% of
-# wall time, judged from 2 s after the last player started).
 #
-# On a 2-core machine the load tool's core is the ceiling: against nginx-rtmp it needs
-# about 4x the CPU it needs against LiveLine (nginx sends every message as it comes,
-# LiveLine merges writes on busy loops), so beyond ~4000 players neither server can be
-# judged; the "tool CPU %" column shows how close the tool is to a full core.
+# "Players per core" is measured on a slice of a core: both servers run pinned to CPU 0
+# inside the same CFS quota (a cgroup, CPU=0.25 of a core by default), the load tool
+# (rtmp-load) and the ffmpeg publisher on CPU 1. On a 2-core machine a whole core cannot
+# be saturated: the tool, which must read every byte the server sends, runs out of its
+# own core first (against nginx-rtmp at about 4000 players here). With a quarter core
+# each server meets its own limit while the tool still has room (its CPU is a column).
+# CPU=1 runs without a quota.
 #
-# Usage: Benchmarks/fanout.sh
-#   NS="100 250 500 1000 2000"   player counts     HOLD=20   seconds measured per step
+# For each N the players start at RAMP per second and get SETTLE seconds (LiveLine
+# replays the GOP cache to every joining player, a burst that a small slice takes a few
+# seconds to catch up with), then are measured for HOLD seconds while the server's CPU
+# (utime+stime from /proc/PID/stat) and RSS (VmRSS) are sampled. A server's ladder
+# stops at the first N where not every player keeps up (rtmp-load --help defines
+# keeping up: every frame, lag under 1 s, media time ≥ 90% of wall time).
+#
+# Usage: Benchmarks/fanout.sh     (needs root for the cgroup; CPU=1 does not)
+#   CPU=0.25                     cores each server gets (CFS quota); 1: no quota
+#   NS="250 500 ... 3000"        player counts (default: up to 3000 with a quota,
+#                                100 ... 2000 without)
+#   HOLD=20  SETTLE=10           seconds measured per step, seconds before measuring
 #   RAMP=250                     players/s         SERVERS="liveline nginx"
 #   SCRATCH=.build               build directory   CACHE=~/.cache/liveline-bench (recording)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup
 scratch=${SCRATCH:-.build}
-ns=${NS:-"100 250 500 1000 2000"}
+cpu_share=${CPU:-0.25}
+if [ "$cpu_share" = 1 ]; then default_ns="100 250 500 1000 2000"; else default_ns="250 500 750 1000 1250 1500 1750 2000 2500 3000"; fi
+ns=${NS:-$default_ns}
 hold=${HOLD:-20}
+settle=${SETTLE:-10}
 ramp=${RAMP:-250}
 servers=${SERVERS:-"liveline nginx"}
 cache=${CACHE:-$HOME/.cache/liveline-bench}
@@ -37,8 +47,33 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   rm -rf "$work"
+  if [ -n "${cgroup:-}" ]; then rmdir "$cgroup" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
+
+# The servers' CPU slice: a cgroup with a CFS quota (v2 cpu.max or v1 cfs_quota_us).
+cgroup=
+if [ "$cpu_share" != 1 ]; then
+  quota=$(python3 -c "print(int(float('$cpu_share') * 100000))")
+  if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw cpu /sys/fs/cgroup/cgroup.controllers; then
+    cgroup=/sys/fs/cgroup/liveline-fanout-$$
+    echo +cpu >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+    mkdir "$cgroup" && echo "$quota 100000" >"$cgroup/cpu.max"
+  elif [ -d /sys/fs/cgroup/cpu ]; then
+    cgroup=/sys/fs/cgroup/cpu/liveline-fanout-$$
+    mkdir "$cgroup" && echo 100000 >"$cgroup/cpu.cfs_period_us" && echo "$quota" >"$cgroup/cpu.cfs_quota_us"
+  fi
+  if [ -z "$cgroup" ] || [ ! -d "$cgroup" ]; then
+    echo "fanout.sh: cannot create a cgroup with a CPU quota (needs root and the cgroup cpu controller); run with CPU=1 for no quota" >&2
+    exit 2
+  fi
+  echo "servers limited to $cpu_share of a core: $cgroup" >&2
+fi
+# Runs "$@" on CPU 0 inside the servers' cgroup (exec keeps the pid).
+on_server_core() {
+  if [ -n "$cgroup" ]; then echo "$BASHPID" >"$cgroup/cgroup.procs"; fi
+  exec taskset -c 0 "$@"
+}
 show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
@@ -63,8 +98,8 @@ start_liveline() {  # port → pid
   local port=$1 http
   http=$(free_port)
   show taskset -c 0 "$bin/liveline" serve --rtmp "127.0.0.1:$port" --http "127.0.0.1:$http" --loops 1 --max-connections 100000 >&2
-  taskset -c 0 "$bin/liveline" serve --rtmp "127.0.0.1:$port" --http "127.0.0.1:$http" --loops 1 \
-    --max-connections 100000 >"$work/liveline.out" 2>"$work/liveline.err" &
+  (on_server_core "$bin/liveline" serve --rtmp "127.0.0.1:$port" --http "127.0.0.1:$http" --loops 1 \
+    --max-connections 100000 >"$work/liveline.out" 2>"$work/liveline.err") &
   echo $!
 }
 
@@ -82,7 +117,7 @@ events { worker_connections 20000; }
 rtmp { server { listen 127.0.0.1:$port; chunk_size 4096; application live { live on; } } }
 CONF
   show taskset -c 0 nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2
-  taskset -c 0 nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2 &
+  (on_server_core nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2) &
   echo $!
 }
 
@@ -102,13 +137,13 @@ for server in $servers; do
   sleep 4
   idle_rss=$(rss "$pid")
   for n in $ns; do
-    load=(taskset -c 1 "$bin/rtmp-load" "$url" -n "$n" --ramp "$ramp" --duration "$hold" --settle 2 --loops 1 --json)
+    load=(taskset -c 1 "$bin/rtmp-load" "$url" -n "$n" --ramp "$ramp" --duration "$((settle + hold))" --settle "$settle" --loops 1 --json)
     show "${load[@]}"
     "${load[@]}" >"$work/$server.$n.json" 2>"$work/$server.$n.err" &
     tool=$!
-    # The tool measures from 2 s after its last player started (--settle) to its end;
+    # The tool measures from SETTLE s after its last player started to its end;
     # sample the server inside that window.
-    sleep "$(python3 -c "print($n / $ramp + 2.2)")"
+    sleep "$(python3 -c "print($n / $ramp + $settle + 0.2)")"
     t0=$(ticks "$pid"); w0=$(date +%s.%N)
     peak=0
     for _ in $(seq $((hold - 3))); do
@@ -138,10 +173,12 @@ PY
   sleep 1
 done
 
-python3 - "$results" "$hold" "$ramp" <<'PY'
+python3 - "$results" "$hold" "$ramp" "$cpu_share" <<'PY'
 import sys
+share = sys.argv[4]
+limit = "a whole core, no quota" if share == "1" else f"a CFS quota of {share} core"
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"\nfan-out of one 2500 kbit/s 720p30 stream, {sys.argv[2]} s per step, players ramped at {sys.argv[3]}/s; server on CPU 0, load tool + publisher on CPU 1")
+print(f"\nfan-out of one 2500 kbit/s 720p30 stream, {sys.argv[2]} s per step, players ramped at {sys.argv[3]}/s; server on CPU 0 with {limit}, load tool + publisher on CPU 1")
 head = ["server", "N", "CPU %", "RSS MB", "KB/player", "keeping up", "p95 lag ms", "p95 first frame ms", "tool CPU %", "failed"]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
