@@ -90,6 +90,31 @@ public enum RTMPHandshake {
         return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
     }
 
+    // MARK: - Framing
+
+    /// Takes the peer's version byte and first packet (C0+C1 or S0+S1) off the front of
+    /// `buffer`: the packet, or nil while part of it is still to come.
+    static func takeVersionAndPacket(from buffer: inout [UInt8]) throws -> [UInt8]? {
+        guard let peerVersion = buffer.first else { return nil }
+        guard peerVersion == version else { throw Error.unsupportedVersion(peerVersion) }
+        guard buffer.count >= 1 + packetSize else { return nil }
+        let packet = Array(buffer[1...packetSize])
+        buffer.removeFirst(1 + packetSize)
+        return packet
+    }
+
+    /// Takes the peer's last packet (C2 or S2) out of `buffer` and completes `step`: done,
+    /// with the bytes after the packet as leftover. Nil, leaving both alone, while part of
+    /// the packet is still to come.
+    static func takeLastPacket(from buffer: inout [UInt8], completing step: inout Step) -> [UInt8]? {
+        guard buffer.count >= packetSize else { return nil }
+        let packet = Array(buffer[0..<packetSize])
+        step.leftover = Array(buffer[packetSize...])
+        step.done = true
+        buffer = []
+        return packet
+    }
+
     // MARK: - Digest arithmetic
 
     /// The offset of the 32-byte digest in a 1536-byte packet under `schema`.

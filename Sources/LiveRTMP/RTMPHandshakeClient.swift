@@ -59,26 +59,17 @@ public struct RTMPHandshakeClient {
         guard state != .done else { throw RTMPHandshake.Error.outOfOrder("client fed after the handshake completed") }
         buffer += bytes
         var step = RTMPHandshake.Step()
-        let size = RTMPHandshake.packetSize
         if state == .awaitingS0S1 {
-            guard let s0 = buffer.first else { return step }
-            guard s0 == RTMPHandshake.version else { throw RTMPHandshake.Error.unsupportedVersion(s0) }
-            guard buffer.count >= 1 + size else { return step }
-            let s1 = Array(buffer[1...size])
-            buffer.removeFirst(1 + size)
+            guard let s1 = try RTMPHandshake.takeVersionAndPacket(from: &buffer) else { return step }
             step.output = c2(answering: s1)
             state = .awaitingS2
         }
-        if state == .awaitingS2 && buffer.count >= size {
-            let s2 = Array(buffer[0..<size])
+        if state == .awaitingS2, let s2 = RTMPHandshake.takeLastPacket(from: &buffer, completing: &step) {
             if serverUsedDigest, let offset = c1DigestOffset {
                 let expected = RTMPHandshake.signature(
                     of: s2, peerDigest: c1[offset..<offset + HMACSHA256.size], fullKey: RTMPHandshake.serverKey)
-                serverSignatureValid = expected[...] == s2[(size - HMACSHA256.size)...]
+                serverSignatureValid = expected[...] == s2[(RTMPHandshake.packetSize - HMACSHA256.size)...]
             }
-            step.leftover = Array(buffer[size...])
-            buffer = []
-            step.done = true
             state = .done
         }
         return step

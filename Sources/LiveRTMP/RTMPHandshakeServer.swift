@@ -36,20 +36,13 @@ public struct RTMPHandshakeServer {
         guard state != .done else { throw RTMPHandshake.Error.outOfOrder("server fed after the handshake completed") }
         buffer += bytes
         var step = RTMPHandshake.Step()
-        let size = RTMPHandshake.packetSize
         if state == .awaitingC0C1 {
-            guard let c0 = buffer.first else { return step }
-            guard c0 == RTMPHandshake.version else { throw RTMPHandshake.Error.unsupportedVersion(c0) }
-            guard buffer.count >= 1 + size else { return step }
-            let c1 = Array(buffer[1...size])
-            buffer.removeFirst(1 + size)
+            guard let c1 = try RTMPHandshake.takeVersionAndPacket(from: &buffer) else { return step }
             step.output = answer(c1)
             state = .awaitingC2
         }
-        if state == .awaitingC2 && buffer.count >= size {
-            step.leftover = Array(buffer[size...])
-            buffer = []
-            step.done = true
+        // C2 is not checked (see above): taking it off the buffer is all.
+        if state == .awaitingC2, RTMPHandshake.takeLastPacket(from: &buffer, completing: &step) != nil {
             state = .done
         }
         return step

@@ -11,8 +11,8 @@ import LiveNet
 /// `start()`, `close()`, `stats` and `markConsumed(upTo:)` may be called from any
 /// thread.
 public final class RTMPPlayer: @unchecked Sendable {
-    // @unchecked: fields marked "loop" are touched only on `loop`'s thread; `shared`
-    // only under `lock`.
+    // @unchecked: fields marked "loop" are touched only on `loop`'s thread; the rest
+    // is in `lifecycle`, under its lock.
 
     public struct Configuration: Sendable {
         /// Connect + handshake + play must finish within this time.
@@ -76,11 +76,15 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// Events, called on the loop thread; set before `start()`.
     public var onEvent: (@Sendable (Event) -> Void)?
 
-    private let lock = NSCondition()
-    private var shared = Stats()
-    private var failure: RTMPClientError?
-    private var newestDTS: Int64?
-    private var consumedDTS: Int64?
+    /// What the loop shares with the threads that read the player.
+    private struct Shared {
+        var stats = Stats()
+        /// The newest video dts received and the newest consumed, in µs.
+        var newestDTS: Int64?
+        var consumedDTS: Int64?
+    }
+
+    private let lifecycle = RTMPClientLifecycle(Shared(), state: \.stats.state)
 
     // Loop.
     private var client: RTMPClientConnection?
@@ -101,25 +105,21 @@ public final class RTMPPlayer: @unchecked Sendable {
 
     /// The current figures (any thread).
     public var stats: Stats {
-        lock.lock()
-        defer { lock.unlock() }
-        var copy = shared
-        if let newestDTS {
-            copy.bufferedMilliseconds = Int(max(0, newestDTS - (consumedDTS ?? newestDTS)) / 1000)
+        lifecycle.withLock { shared in
+            var copy = shared.stats
+            if let newestDTS = shared.newestDTS {
+                copy.bufferedMilliseconds = Int(max(0, newestDTS - (shared.consumedDTS ?? newestDTS)) / 1000)
+            }
+            return copy
         }
-        return copy
     }
 
     /// The error that stopped the player, if any (any thread).
-    public var error: RTMPClientError? {
-        lock.lock()
-        defer { lock.unlock() }
-        return failure
-    }
+    public var error: RTMPClientError? { lifecycle.error }
 
     /// Connects and plays (seed: startRtmpPlay:render:). The loop must be running.
     public func start() {
-        setState(.connecting)
+        lifecycle.setState(.connecting)
         let accepted = loop.execute { [self] in startOnLoop() }
         if !accepted { fail(.connectionLost(url: url.description, .loopShutdown)) }
     }
@@ -137,17 +137,13 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// Waits until the player is closed or failed; false on timeout.
     @discardableResult
     public func waitUntilClosed(timeout: Duration) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return lock.wait(while: { shared.state != .closed && shared.state != .failed }, timeout: timeout)
+        lifecycle.waitUntilEnded(timeout: timeout)
     }
 
     /// The consumer (a decoder) has taken the packets up to `dts`: what remains is the
     /// player's buffered time. Any thread.
     public func markConsumed(upTo dts: MediaTime) {
-        lock.lock()
-        consumedDTS = dts.micros
-        lock.unlock()
+        lifecycle.withLock { $0.consumedDTS = dts.micros }
     }
 
     // MARK: - Loop
@@ -177,7 +173,7 @@ public final class RTMPPlayer: @unchecked Sendable {
                 onEvent?(.connected)
             case .playing:
                 client.markReady()
-                setState(.playing)
+                lifecycle.setState(.playing)
                 onEvent?(.playing)
             case .failed(let status):
                 client.end(.rejected(url: url.description, status))
@@ -225,10 +221,10 @@ public final class RTMPPlayer: @unchecked Sendable {
         case .nalUnits:
             let dts = widen(raw.timestamp)
             videoPackets += 1
-            lock.lock()
-            newestDTS = dts * 1000
-            if consumedDTS == nil { consumedDTS = dts * 1000 }
-            lock.unlock()
+            lifecycle.withLock { shared in
+                shared.newestDTS = dts * 1000
+                if shared.consumedDTS == nil { shared.consumedDTS = dts * 1000 }
+            }
             let packet = RTMPVideoPacket(avcc: tag.data, dts: MediaTime(milliseconds: dts),
                                          pts: MediaTime(milliseconds: dts + Int64(tag.compositionTime)),
                                          isKeyframe: tag.isKeyframe, receivedMicros: Clock.monotonicMicros())
@@ -262,41 +258,23 @@ public final class RTMPPlayer: @unchecked Sendable {
 
     private func updateStats() {
         let now = Clock.monotonicMicros()
-        let read = client?.bytesRead ?? shared.bytesReceived
+        let read = client?.bytesRead ?? lifecycle.withLock { $0.stats.bytesReceived }
         let rate = rateMeter.sample(bytes: read, at: now)
-        lock.lock()
-        shared.bytesReceived = read
-        shared.receiveRate = rate
-        shared.videoPackets = videoPackets
-        shared.audioPackets = audioPackets
-        lock.unlock()
-    }
-
-    private func setState(_ state: State) {
-        lock.lock()
-        if shared.state != .failed && shared.state != .closed { shared.state = state }
-        lock.broadcast()
-        lock.unlock()
+        lifecycle.withLock { shared in
+            shared.stats.bytesReceived = read
+            shared.stats.receiveRate = rate
+            shared.stats.videoPackets = videoPackets
+            shared.stats.audioPackets = audioPackets
+        }
     }
 
     private func fail(_ error: RTMPClientError) {
-        lock.lock()
-        let first = failure == nil && shared.state != .closed
-        if first {
-            failure = error
-            shared.state = .failed
-        }
-        lock.broadcast()
-        lock.unlock()
-        if first { onEvent?(.failed(error)) }
+        if lifecycle.fail(error) { onEvent?(.failed(error)) }
     }
 
     private func finishClosed() {
-        lock.lock()
-        let first = shared.state != .closed && shared.state != .failed
-        if first { shared.state = .closed }
-        lock.broadcast()
-        lock.unlock()
-        if first { onEvent?(.closed) }
+        if lifecycle.finishClosed() { onEvent?(.closed) }
     }
 }
+
+extension RTMPPlayer.State: RTMPClientState {}

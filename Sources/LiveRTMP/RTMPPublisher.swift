@@ -18,8 +18,8 @@ import LiveNet
 /// discards the stale frames still waiting. `onCongestion` reports every change of
 /// that state, the hook for adaptive bitrate.
 public final class RTMPPublisher: @unchecked Sendable {
-    // @unchecked: fields marked "loop" are touched only on `loop`'s thread; `shared`
-    // only under `lock`.
+    // @unchecked: fields marked "loop" are touched only on `loop`'s thread; the
+    // figures and state are in `lifecycle`, under its lock.
 
     public struct Configuration: Sendable {
         /// Connect + handshake + publish must finish within this time.
@@ -97,9 +97,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// figures at that moment; set before `start()`.
     public var onCongestion: (@Sendable (Bool, Stats) -> Void)?
 
-    private let lock = NSCondition()
-    private var shared = Stats()
-    private var failure: RTMPClientError?
+    private let lifecycle = RTMPClientLifecycle(Stats(), state: \.state)
 
     private enum Item: Sendable {
         case metadata(RTMPStreamMetadata)
@@ -134,24 +132,16 @@ public final class RTMPPublisher: @unchecked Sendable {
     }
 
     /// The current figures (any thread).
-    public var stats: Stats {
-        lock.lock()
-        defer { lock.unlock() }
-        return shared
-    }
+    public var stats: Stats { lifecycle.withLock { $0 } }
 
     /// The error that stopped the publisher, if any (any thread).
-    public var error: RTMPClientError? {
-        lock.lock()
-        defer { lock.unlock() }
-        return failure
-    }
+    public var error: RTMPClientError? { lifecycle.error }
 
     // MARK: - Control (any thread)
 
     /// Connects and publishes (seed: startPushRtmpStream:); `onEvent` reports the outcome. The loop must be running.
     public func start() {
-        setState(.connecting)
+        lifecycle.setState(.connecting)
         let accepted = loop.execute { [self] in startOnLoop() }
         if !accepted { fail(.connectionLost(url: url.description, .loopShutdown)) }
     }
@@ -160,11 +150,9 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// throws the reason it failed, or `.timedOut` after `timeout`.
     public func waitUntilPublished(timeout: Duration? = nil) throws {
         let limit = timeout ?? configuration.connectTimeout + .seconds(1)
-        lock.lock()
-        defer { lock.unlock() }
-        _ = lock.wait(while: { shared.state == .connecting || shared.state == .idle }, timeout: limit)
-        if let failure { throw failure }
-        guard shared.state == .publishing else {
+        let end = lifecycle.wait(while: { $0 == .connecting || $0 == .idle }, timeout: limit)
+        if let failure = end.failure { throw failure }
+        guard end.state == .publishing else {
             throw RTMPClientError.timedOut(url: url.description, what: "publishing")
         }
     }
@@ -211,9 +199,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// Waits until the publisher is closed or failed; false on timeout.
     @discardableResult
     public func waitUntilClosed(timeout: Duration) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return lock.wait(while: { shared.state != .closed && shared.state != .failed }, timeout: timeout)
+        lifecycle.waitUntilEnded(timeout: timeout)
     }
 
     /// Closes at once, dropping what is queued (a failed close, shutdown).
@@ -258,7 +244,7 @@ public final class RTMPPublisher: @unchecked Sendable {
             case .publishing:
                 client?.markReady()
                 isPublishing = true
-                setState(.publishing)
+                lifecycle.setState(.publishing)
                 onEvent?(.published)
                 pump()
             case .failed(let status):
@@ -371,7 +357,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         }
         updateStats()
         if closeRequested, pendingHead == pending.count || !isPublishing {
-            setState(.closing)
+            lifecycle.setState(.closing)
             client.withCore { core in try? core.stop() }
             client.close()
         }
@@ -405,47 +391,30 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     private func updateStats() {
         let now = Clock.monotonicMicros()
-        let written = client?.bytesWritten ?? shared.bytesSent
+        let written = client?.bytesWritten ?? lifecycle.withLock { $0.bytesSent }
         let rate = rateMeter.sample(bytes: written, at: now)
         let queuedMs = queuedMilliseconds
-        lock.lock()
-        shared.queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
-        shared.queuedMilliseconds = queuedMs
-        shared.sendRate = rate
-        shared.bytesSent = written
-        shared.sentFrames = sentFrames
-        shared.queuedFrames = pendingFrames
-        shared.droppedFrames = droppedFrames
-        shared.isCongested = dropping
-        lock.unlock()
-    }
-
-    private func setState(_ state: State) {
-        lock.lock()
-        if shared.state != .failed && shared.state != .closed { shared.state = state }
-        lock.broadcast()
-        lock.unlock()
+        let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
+        lifecycle.withLock { shared in
+            shared.queuedBytes = queuedBytes
+            shared.queuedMilliseconds = queuedMs
+            shared.sendRate = rate
+            shared.bytesSent = written
+            shared.sentFrames = sentFrames
+            shared.queuedFrames = pendingFrames
+            shared.droppedFrames = droppedFrames
+            shared.isCongested = dropping
+        }
     }
 
     private func fail(_ error: RTMPClientError) {
-        lock.lock()
-        let first = failure == nil && shared.state != .closed
-        if first {
-            failure = error
-            shared.state = .failed
-        }
-        lock.broadcast()
-        lock.unlock()
-        if first { onEvent?(.failed(error)) }
+        if lifecycle.fail(error) { onEvent?(.failed(error)) }
     }
 
     private func finishClosed() {
         updateStats()
-        lock.lock()
-        let first = shared.state != .closed && shared.state != .failed
-        if first { shared.state = .closed }
-        lock.broadcast()
-        lock.unlock()
-        if first { onEvent?(.closed) }
+        if lifecycle.finishClosed() { onEvent?(.closed) }
     }
 }
+
+extension RTMPPublisher.State: RTMPClientState {}
