@@ -95,7 +95,8 @@ public final class RTMPPlayer: @unchecked Sendable {
     private var videoPackets = 0
     private var audioPackets = 0
     private var rateMeter = ByteRateMeter()
-    private var rateTimer: TimerHandle?
+    /// Refreshes the figures in `lifecycle` while connected.
+    private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
 
     public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
         self.url = url
@@ -156,13 +157,14 @@ public final class RTMPPlayer: @unchecked Sendable {
         client.onEvents = { [weak self] events in self?.handle(events) }
         client.onEnd = { [weak self] error in
             guard let self else { return }
-            rateTimer?.cancel()
+            statsTimer.cancel()
             updateStats()
             self.client = nil
             if let error { fail(error) } else { finishClosed() }
         }
+        // Started before `open`, which can end the connection at once: `onEnd` cancels it.
+        statsTimer.start { [weak self] in self?.updateStats() }
         client.open(timeout: configuration.connectTimeout, options: configuration.connectionOptions)
-        scheduleRateSample()
     }
 
     private func handle(_ events: [RTMPClientSessionCore.Event]) {
@@ -247,14 +249,6 @@ public final class RTMPPlayer: @unchecked Sendable {
 
     /// The length size the stream's configuration announced (4 unless it said otherwise).
     public var nalLengthSize: Int { lengthSize }
-
-    private func scheduleRateSample() {
-        rateTimer = loop.schedule(after: .milliseconds(200)) { [weak self] in
-            guard let self, self.client != nil else { return }
-            self.updateStats()
-            self.scheduleRateSample()
-        }
-    }
 
     private func updateStats() {
         let now = Clock.monotonicMicros()

@@ -123,7 +123,8 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var isPublishing = false
     private var hasEnded = false
     private var rateMeter = ByteRateMeter()
-    private var rateTimer: TimerHandle?
+    /// Refreshes the figures in `lifecycle` while connected.
+    private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
 
     public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
         self.url = url
@@ -221,7 +222,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         client.onWritable = { [weak self] in self?.pump() }
         client.onEnd = { [weak self] error in
             guard let self else { return }
-            rateTimer?.cancel()
+            statsTimer.cancel()
             updateStats()
             self.client = nil
             hasEnded = true
@@ -232,8 +233,9 @@ public final class RTMPPublisher: @unchecked Sendable {
             pendingFrames = 0
             if let error { fail(error) } else { finishClosed() }
         }
+        // Started before `open`, which can end the connection at once: `onEnd` cancels it.
+        statsTimer.start { [weak self] in self?.updateStats() }
         client.open(timeout: configuration.connectTimeout, options: configuration.connectionOptions)
-        scheduleRateSample()
     }
 
     private func handle(_ events: [RTMPClientSessionCore.Event]) {
@@ -378,14 +380,6 @@ public final class RTMPPublisher: @unchecked Sendable {
                 sentFrames += 1
                 inFlight.append((client.endOffset, dts))
             }
-        }
-    }
-
-    private func scheduleRateSample() {
-        rateTimer = loop.schedule(after: .milliseconds(200)) { [weak self] in
-            guard let self, self.client != nil else { return }
-            self.updateStats()
-            self.scheduleRateSample()
         }
     }
 
