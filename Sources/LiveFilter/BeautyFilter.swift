@@ -189,12 +189,13 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
-    /// Pass 2: the box means a and b of a' and b', as Float, with the tone curve folded
-    /// in as its tangent at the sample's smoothed value q0 = a·guide + b:
+    /// Pass 2: the box means a and b of a' and b', with the tone curve folded in as its
+    /// tangent at the sample's smoothed value q0 = a·guide + b:
     /// A = f'(q0)·a, B = f(q0) + f'(q0)·(b - q0), so A·Y + B = f(q0) + f'(q0)·(a·Y + b - q0).
     /// The curve is gentle (its slope changes by at most 2·lift/219 over the video
     /// range), so the tangent is within a level of the curve for pixels up to ~30 levels
     /// from their neighbourhood and saves a per-pixel curve at full resolution.
+    /// A and B are stored in 16-bit fixed point (`fixedA`, `fixedB`) for pass 3.
     private static func meanCoefficients(_ ws: BeautyWorkspace, lift: Float) {
         let w = ws.width, h = ws.height, r = ws.radius
         let c1 = ws.columns1, c2 = ws.columns2, s1 = ws.sums1, s2 = ws.sums2
@@ -218,8 +219,8 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                 let inside = n > 0 && n < 1
                 let slope: Float = inside ? 1 + lift * (1 - 2 * n) * (1 / 219) : 1
                 let raised: Float = inside ? q0 + lift * n * (1 - n) : q0
-                a[x] = slope * meanA
-                b[x] = raised + slope * (meanB - q0)
+                a[x] = fixedA(slope * meanA)
+                b[x] = fixedB(raised + slope * (meanB - q0))
             }
             let add = min(y + r + 1, h - 1) * w, sub = max(y - r, 0) * w
             for x in 0..<w {
@@ -255,47 +256,83 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
-    /// Interpolates half-resolution row `j` of the mean coefficients to full width
-    /// (weights 3/4 and 1/4: a full-resolution pixel sits a quarter sample from the
-    /// nearest half-resolution centre) into ring slot j % 3.
+    /// Interpolates half-resolution row `j` of the mean coefficients horizontally to
+    /// full width, into ring slot j % 3, as 16-bit fixed point split into even and odd
+    /// full-resolution columns: column 2i gets ¼·c[i-1] + ¾·c[i], column 2i+1 gets
+    /// ¾·c[i] + ¼·c[i+1] (a full-resolution pixel sits a quarter sample from the
+    /// nearest half-resolution centre; the edge samples repeat outward). Lane i of each
+    /// row thus covers the pixel pair 2i, 2i+1, so the full-resolution pass needs no
+    /// shuffles.
     @inline(__always)
     private static func widen(_ ws: BeautyWorkspace, row j: Int) {
-        let w = ws.width
+        let w = ws.width, slot = (j % 3) * w
         let a = ws.meanA + j * w, b = ws.meanB + j * w
-        let outA = ws.wideA + (j % 3) * ws.fullWidth, outB = ws.wideB + (j % 3) * ws.fullWidth
-        // The edge samples repeat outward; the loop in between needs no clamping.
-        outA[0] = a[0]
-        outB[0] = b[0]
-        outA[2 * w - 1] = a[w - 1]
-        outB[2 * w - 1] = b[w - 1]
+        let evenA = ws.wideA + slot, oddA = evenA + 3 * w
+        let evenB = ws.wideB + slot, oddB = evenB + 3 * w
+        evenA[0] = a[0]
+        evenB[0] = b[0]
+        oddA[w - 1] = a[w - 1]
+        oddB[w - 1] = b[w - 1]
         for i in 0..<(w - 1) {
             let a0 = a[i], a1 = a[i + 1], b0 = b[i], b1 = b[i + 1]
-            outA[2 * i + 1] = 0.75 * a0 + 0.25 * a1
-            outA[2 * i + 2] = 0.25 * a0 + 0.75 * a1
-            outB[2 * i + 1] = 0.75 * b0 + 0.25 * b1
-            outB[2 * i + 2] = 0.25 * b0 + 0.75 * b1
+            oddA[i] = blend(a0, a1)
+            evenA[i + 1] = blend(a1, a0)
+            oddB[i] = blend(b0, b1)
+            evenB[i + 1] = blend(b1, b0)
         }
     }
 
+    /// A (0…2) in unsigned Q14: its product with Y·256 by a high multiply is A·Y in Q6.
+    @inline(__always)
+    private static func fixedA(_ a: Float) -> UInt16 {
+        UInt16(truncatingIfNeeded: Int32(min(max(a, 0), 2) * 16384 + 0.5))
+    }
+
+    /// B (-511…511 levels) in Q6, offset by 2¹⁵ so it averages as an unsigned number.
+    @inline(__always)
+    private static func fixedB(_ b: Float) -> UInt16 {
+        UInt16(truncatingIfNeeded: Int32(min(max(b, -511), 511) * 64 + 32768.5))
+    }
+
+    /// The rounded mean ¾·near + ¼·far of two 16-bit values, as two rounded halvings
+    /// (the compiler turns each into one `pavgw`).
+    @inline(__always)
+    private static func blend(_ near: UInt16, _ far: UInt16) -> UInt16 {
+        let half = (UInt32(near) &+ UInt32(far) &+ 1) >> 1
+        return UInt16(truncatingIfNeeded: (UInt32(near) &+ half &+ 1) >> 1)
+    }
+
     /// Pass 3: each full-resolution pixel becomes A·Y + B (rounded, clamped), with A
-    /// and B interpolated bilinearly from the half-resolution coefficients.
+    /// and B interpolated bilinearly from the half-resolution coefficients: the widened
+    /// rows are blended ¾ : ¼ with the row above (even rows) or below (odd rows), all in
+    /// 16-bit fixed point, a pixel pair per lane.
     private static func applyLuma(_ frame: VideoFrame, _ ws: BeautyWorkspace) {
-        let h = ws.height, fw = ws.fullWidth, s = frame.stride(0)
+        let w = ws.width, h = ws.height, s = frame.stride(0)
         widen(ws, row: 0)
         if h > 1 { widen(ws, row: 1) }
         for j in 0..<h {
             if j >= 1 && j + 1 < h { widen(ws, row: j + 1) }
-            let nearA = ws.wideA + (j % 3) * fw, nearB = ws.wideB + (j % 3) * fw
-            let up = max(j - 1, 0) % 3, down = min(j + 1, h - 1) % 3
-            let upA = ws.wideA + up * fw, upB = ws.wideB + up * fw
-            let downA = ws.wideA + down * fw, downB = ws.wideB + down * fw
-            let p0 = frame.y + 2 * j * s, p1 = p0 + s
-            for x in 0..<fw {
-                let a = 0.75 * nearA[x], b = 0.75 * nearB[x]
-                let q0 = (a + 0.25 * upA[x]) * Float(p0[x]) + (b + 0.25 * upB[x]) + 0.5
-                let q1 = (a + 0.25 * downA[x]) * Float(p1[x]) + (b + 0.25 * downB[x]) + 0.5
-                p0[x] = UInt8(truncatingIfNeeded: Int32(min(max(q0, 0), 255)))
-                p1[x] = UInt8(truncatingIfNeeded: Int32(min(max(q1, 0), 255)))
+            let near = (j % 3) * w
+            for half in 0..<2 {
+                let far = (half == 0 ? max(j - 1, 0) : min(j + 1, h - 1)) % 3 * w
+                let pixels = UnsafeMutableRawPointer(frame.y + (2 * j + half) * s)
+                let nearEvenA = ws.wideA + near, nearOddA = nearEvenA + 3 * w
+                let farEvenA = ws.wideA + far, farOddA = farEvenA + 3 * w
+                let nearEvenB = ws.wideB + near, nearOddB = nearEvenB + 3 * w
+                let farEvenB = ws.wideB + far, farOddB = farEvenB + 3 * w
+                for i in 0..<w {
+                    let pair = pixels.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
+                    let evenA = blend(nearEvenA[i], farEvenA[i]), oddA = blend(nearOddA[i], farOddA[i])
+                    let evenB = Int16(bitPattern: blend(nearEvenB[i], farEvenB[i]) ^ 0x8000)
+                    let oddB = Int16(bitPattern: blend(nearOddB[i], farOddB[i]) ^ 0x8000)
+                    // (Y·256 · A·2¹⁴) >> 16 = A·Y in Q6.
+                    let evenY = UInt32(pair << 8), oddY = UInt32(pair & 0xff00)
+                    let even = Int16(truncatingIfNeeded: (evenY &* UInt32(evenA)) >> 16) &+ evenB
+                    let odd = Int16(truncatingIfNeeded: (oddY &* UInt32(oddA)) >> 16) &+ oddB
+                    let low = UInt16(truncatingIfNeeded: min(max((even &+ 32) >> 6, 0), 255))
+                    let high = UInt16(truncatingIfNeeded: min(max((odd &+ 32) >> 6, 0), 255))
+                    pixels.storeBytes(of: low | high << 8, toByteOffset: 2 * i, as: UInt16.self)
+                }
             }
         }
     }

@@ -4,8 +4,6 @@ final class BeautyWorkspace {
     /// Half-resolution size: the size of the chroma planes.
     let width: Int
     let height: Int
-    /// Full-resolution width.
-    let fullWidth: Int
     /// Box radius in half-resolution samples.
     let radius: Int
 
@@ -19,9 +17,10 @@ final class BeautyWorkspace {
     /// running sums are exact.
     let coefA: UnsafeMutablePointer<Int32>
     let coefB: UnsafeMutablePointer<Int32>
-    /// Their box means (a in 0…1, b in luma levels): the coefficients of each sample.
-    let meanA: UnsafeMutablePointer<Float>
-    let meanB: UnsafeMutablePointer<Float>
+    /// Their box means with the tone curve folded in: the coefficients A (unsigned Q14)
+    /// and B (luma levels in Q6, offset by 2¹⁵) of each sample.
+    let meanA: UnsafeMutablePointer<UInt16>
+    let meanB: UnsafeMutablePointer<UInt16>
     /// Running column sums, padded by `radius` on each side.
     let columns1: UnsafeMutablePointer<Int32>
     let columns2: UnsafeMutablePointer<Int32>
@@ -29,9 +28,10 @@ final class BeautyWorkspace {
     let sums1: UnsafeMutablePointer<Int32>
     let sums2: UnsafeMutablePointer<Int32>
     /// Three rows of the mean coefficients interpolated to full width (a ring indexed
-    /// by half-resolution row modulo 3).
-    let wideA: UnsafeMutablePointer<Float>
-    let wideB: UnsafeMutablePointer<Float>
+    /// by half-resolution row modulo 3) in 16-bit fixed point: the even columns of the
+    /// three rows, then the odd ones, `width` each.
+    let wideA: UnsafeMutablePointer<UInt16>
+    let wideB: UnsafeMutablePointer<UInt16>
     /// Copies of the chroma planes padded by one sample, read by the 3x3 smoothing.
     let paddedU: UnsafeMutablePointer<UInt8>
     let paddedV: UnsafeMutablePointer<UInt8>
@@ -40,7 +40,6 @@ final class BeautyWorkspace {
         self.width = width
         self.height = height
         self.radius = radius
-        fullWidth = 2 * width
         let n = width * height
         guide = .allocate(capacity: n)
         weight = .allocate(capacity: n)
@@ -53,15 +52,16 @@ final class BeautyWorkspace {
         columns2 = .allocate(capacity: width + 2 * radius)
         sums1 = .allocate(capacity: width + 2)
         sums2 = .allocate(capacity: width + 2)
-        wideA = .allocate(capacity: 3 * fullWidth)
-        wideB = .allocate(capacity: 3 * fullWidth)
+        wideA = .allocate(capacity: 6 * width)
+        wideB = .allocate(capacity: 6 * width)
         paddedU = .allocate(capacity: (width + 2) * (height + 2))
         paddedV = .allocate(capacity: (width + 2) * (height + 2))
     }
 
     deinit {
         for p in [guide, paddedU, paddedV] { p.deallocate() }
-        for p in [weight, membership, meanA, meanB, wideA, wideB] { p.deallocate() }
+        for p in [wideA, wideB, meanA, meanB] { p.deallocate() }
+        for p in [weight, membership] { p.deallocate() }
         for p in [coefA, coefB, columns1, columns2, sums1, sums2] { p.deallocate() }
     }
 }
