@@ -6,15 +6,58 @@ import LiveFilter
 import LiveLine
 
 // Per-stage cost of the hoster pipeline and its whole throughput, at one size.
-//   liveline-bench WIDTHxHEIGHT [FRAMES]
+//   liveline-bench WIDTHxHEIGHT [FRAMES] [BITRATE_KBPS]
 // Stages are timed alone on the same frames (source, beauty, YUYV→I420 conversion as
 // from a camera, x264 veryfast/zerolatency at 2500 kbit/s); then the real two-thread
 // pipeline (test source unpaced → encoder, nothing dropped) runs FRAMES frames.
+//   liveline-bench beauty FILE [STRENGTH]
+// times the beauty filter alone on every frame of a video file (the frames an ffmpeg
+// filter is timed on in Benchmarks/beauty.sh), each pass on fresh copies.
 
 let args = CommandLine.arguments
+
+/// `liveline-bench beauty FILE [STRENGTH]`: ms per frame of `BeautyFilter` on FILE's frames.
+func beautyOnFile(path: String, strength: Double) throws {
+    let probe = try MediaFileReader(path: path)
+    let (width, height) = (probe.width, probe.height)
+    let source = try FileSource(path: path, width: width, height: height, fps: 30, realTime: false, loop: false)
+    try source.start()
+    var frames: [VideoFrame] = []
+    while let frame = try source.nextFrame() {
+        let copy = VideoFrame(width: width, height: height)
+        copy.copy(from: frame)
+        frames.append(copy)
+    }
+    guard !frames.isEmpty else { throw LiveError(.invalidParams, "\(path) has no frames") }
+    let beauty = BeautyFilter(strength: strength)
+    let work = VideoFrame(width: width, height: height)
+    var total: UInt64 = 0
+    for pass in 0..<3 {
+        for frame in frames {
+            work.copy(from: frame)
+            let start = Clock.monotonicMicros()
+            _ = beauty.process(work)
+            if pass > 0 { total += Clock.monotonicMicros() - start }  // the first pass warms up
+        }
+    }
+    let ms = Double(total) / 1000 / Double(2 * frames.count)
+    print("beauty \(width)x\(height), \(frames.count) frames × 2 passes, strength \(strength): "
+          + String(format: "%.3f ms/frame", ms))
+    print("RESULT beauty_ms=\(String(format: "%.3f", ms)) frames=\(frames.count)")
+}
+
+if args.count >= 3, args[1] == "beauty" {
+    do {
+        try beautyOnFile(path: args[2], strength: args.count > 3 ? Double(args[3]) ?? 0.6 : 0.6)
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("liveline-bench: \(error)\n".utf8))
+        exit(1)
+    }
+}
 guard args.count >= 2, case let parts = args[1].split(separator: "x"), parts.count == 2,
       let width = Int(parts[0]), let height = Int(parts[1]) else {
-    FileHandle.standardError.write(Data("usage: liveline-bench WIDTHxHEIGHT [FRAMES] [BITRATE_KBPS]\n".utf8))
+    FileHandle.standardError.write(Data("usage: liveline-bench WIDTHxHEIGHT [FRAMES] [BITRATE_KBPS]\n       liveline-bench beauty FILE [STRENGTH]\n".utf8))
     exit(2)
 }
 let frameCount = args.count > 2 ? Int(args[2]) ?? 600 : 600
