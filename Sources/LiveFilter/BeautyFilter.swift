@@ -129,24 +129,29 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     }
 
     /// Skin membership (chroma table × luma ramp) and the smoothing weight
-    /// strength × (`nonSkinSmoothing` + the rest × membership) of each half-resolution sample.
+    /// strength × (`nonSkinSmoothing` + the rest × membership) of each half-resolution
+    /// sample, with the chroma pass's fixed-point copies of both (`chromaMix`, `membership`).
     private static func makeWeights(_ frame: VideoFrame, _ ws: BeautyWorkspace, strength: Float) {
         let base = strength * nonSkinSmoothing, perMember = strength * (1 - nonSkinSmoothing)
         let lumaLow = skinLuma.low, lumaScale = 1 / (skinLuma.high - skinLuma.low)
+        let w = ws.width, chroma = ws.skinRow
         skinTable.withUnsafeBufferPointer { skin in
             let skin = skin.baseAddress!
             for j in 0..<ws.height {
                 let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
-                let g = ws.guide + j * ws.width
-                let membership = ws.membership + j * ws.width, weight = ws.weight + j * ws.width
-                for i in 0..<ws.width {
-                    membership[i] = Float(skin[Int(u[i]) << 8 | Int(v[i])]) * (1 / 255)
+                let g = ws.guide + j * w, weight = ws.weight + j * w
+                let membership = ws.membership + j * w, mix = ws.chromaMix + j * w
+                // The table look-up alone, so the arithmetic below vectorises.
+                for i in 0..<w {
+                    chroma[i] = skin[Int(u[i]) << 8 | Int(v[i])]
                 }
-                for i in 0..<ws.width {
-                    let lit = min(max((Float(g[i]) - lumaLow) * lumaScale, 0), 1)
-                    let m = membership[i] * lit
-                    membership[i] = m
-                    weight[i] = base + perMember * m
+                for i in 0..<w {
+                    let lit = clamp((Float(g[i]) - lumaLow) * lumaScale, 0, 1)
+                    let m = Float(chroma[i]) * (1 / 255) * lit
+                    let smoothing = base + perMember * m
+                    weight[i] = smoothing
+                    membership[i] = Int16(m * 16384 + 0.5)
+                    mix[i] = Int16(smoothing * (0.5 / 9 * 65536) + 0.5)
                 }
             }
         }
@@ -175,7 +180,7 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             let weight = ws.weight + y * w, a = ws.coefA + y * w, b = ws.coefB + y * w
             for x in 0..<w {
                 let mean = Float(s1[x]) * invN
-                let variance = max(Float(s2[x]) * invN - mean * mean, 0)
+                let variance = atLeast(Float(s2[x]) * invN - mean * mean, 0)
                 let pull = weight[x] * eps / (variance + eps)
                 a[x] = Int32(4096 - pull * 4096 + 0.5)
                 b[x] = Int32(pull * mean * 4096 + 0.5)
@@ -215,10 +220,12 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             for x in 0..<w {
                 let meanA = Float(s1[x]) * scale, meanB = Float(s2[x]) * scale
                 let q0 = meanA * Float(g[x]) + meanB
+                // Outside black…white the curve is the identity: clamping n zeroes the
+                // lift there, and the slope's extra term is kept only where n was inside.
                 let n = (q0 - 16) * (1 / 219)
-                let inside = n > 0 && n < 1
-                let slope: Float = inside ? 1 + lift * (1 - 2 * n) * (1 / 219) : 1
-                let raised: Float = inside ? q0 + lift * n * (1 - n) : q0
+                let inside = clamp(n, 0, 1)
+                let raised = q0 + lift * inside * (1 - inside)
+                let slope = 1 + (inside == n ? lift * (1 / 219) - lift * (2 / 219) * n : 0)
                 a[x] = fixedA(slope * meanA)
                 b[x] = fixedB(raised + slope * (meanB - q0))
             }
@@ -282,16 +289,28 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
+    /// `max(x, low)` written as the comparison `maxps` implements (the standard
+    /// library's `max` orders ties and NaN differently and costs a blend per lane).
+    @inline(__always)
+    private static func atLeast(_ x: Float, _ low: Float) -> Float { x > low ? x : low }
+
+    /// x clamped to low…high, as `maxps` and `minps`.
+    @inline(__always)
+    private static func clamp(_ x: Float, _ low: Float, _ high: Float) -> Float {
+        let y = x > low ? x : low
+        return y < high ? y : high
+    }
+
     /// A (0…2) in unsigned Q14: its product with Y·256 by a high multiply is A·Y in Q6.
     @inline(__always)
     private static func fixedA(_ a: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: Int32(min(max(a, 0), 2) * 16384 + 0.5))
+        UInt16(truncatingIfNeeded: Int32(clamp(a, 0, 2) * 16384 + 0.5))
     }
 
     /// B (-511…511 levels) in Q6, offset by 2¹⁵ so it averages as an unsigned number.
     @inline(__always)
     private static func fixedB(_ b: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: Int32(min(max(b, -511), 511) * 64 + 32768.5))
+        UInt16(truncatingIfNeeded: Int32(clamp(b, -511, 511) * 64 + 32768.5))
     }
 
     /// The rounded mean ¾·near + ¼·far of two 16-bit values, as two rounded halvings
@@ -338,7 +357,9 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     }
 
     /// Chroma plane 1 (Cb) or 2 (Cr): a 3x3 mean blended in by half the smoothing
-    /// weight, then `shift` levels in proportion to skin membership.
+    /// weight, then `shift` levels in proportion to skin membership. In 16-bit fixed
+    /// point: value·8 = c·8 + (sum₉ - 9c)·8 · weight/18 + membership · shift·8, each
+    /// product a high multiply (`pmulhw`).
     private static func applyChroma(_ frame: VideoFrame, _ ws: BeautyWorkspace, plane: Int, shift: Float) {
         let w = ws.width, h = ws.height, pw = w + 2
         let padded = plane == 1 ? ws.paddedU : ws.paddedV
@@ -350,19 +371,24 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             out[0] = row[0]
             out[w + 1] = row[w - 1]
         }
-        let columns = ws.sums1
+        // membership (Q14) · rosy >> 16 = membership · shift in Q3.
+        let rosy = Int32((shift * 32).rounded())
+        let columns = ws.chromaColumns
         for j in 0..<h {
             let r0 = padded + j * pw, r1 = r0 + pw, r2 = r1 + pw
             for x in 0..<pw {
-                columns[x] = Int32(r0[x]) &+ Int32(r1[x]) &+ Int32(r2[x])
+                columns[x] = Int16(r0[x]) &+ Int16(r1[x]) &+ Int16(r2[x])
             }
-            let weight = ws.weight + j * w, membership = ws.membership + j * w
+            let mix = ws.chromaMix + j * w, membership = ws.membership + j * w
             let dst = src + j * s
             for i in 0..<w {
-                let c = Float(r1[i + 1])
-                let mean = Float(columns[i] &+ columns[i + 1] &+ columns[i + 2]) * (1 / 9)
-                let value = c + 0.5 * weight[i] * (mean - c) + shift * membership[i]
-                dst[i] = UInt8(truncatingIfNeeded: Int32(min(max(value + 0.5, 0), 255)))
+                let c = Int16(r1[i + 1])
+                let sum = columns[i] &+ columns[i + 1] &+ columns[i + 2]
+                let difference = Int32((sum &- 9 &* c) &<< 3)
+                let smooth = Int16(truncatingIfNeeded: (difference &* Int32(mix[i])) >> 16)
+                let tint = Int16(truncatingIfNeeded: (Int32(membership[i]) &* rosy) >> 16)
+                let value = ((c &<< 3) &+ smooth &+ tint &+ 4) >> 3
+                dst[i] = UInt8(truncatingIfNeeded: min(max(value, 0), 255))
             }
         }
     }

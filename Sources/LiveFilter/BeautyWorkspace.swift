@@ -11,8 +11,12 @@ final class BeautyWorkspace {
     let guide: UnsafeMutablePointer<UInt8>
     /// How much each half-resolution sample may be smoothed (strength × skin weight), 0…1.
     let weight: UnsafeMutablePointer<Float>
-    /// Skin membership of each half-resolution sample, 0…1.
-    let membership: UnsafeMutablePointer<Float>
+    /// Skin membership of each half-resolution sample, 0…1 in Q14.
+    let membership: UnsafeMutablePointer<Int16>
+    /// Half the smoothing weight over 9 (the chroma 3x3 mean's share) in Q16.
+    let chromaMix: UnsafeMutablePointer<Int16>
+    /// Skin membership by chroma alone along one row, 0…255.
+    let skinRow: UnsafeMutablePointer<UInt8>
     /// Per-window guided-filter coefficients a' and b', 12-bit fixed point, so their
     /// running sums are exact.
     let coefA: UnsafeMutablePointer<Int32>
@@ -35,6 +39,8 @@ final class BeautyWorkspace {
     /// Copies of the chroma planes padded by one sample, read by the 3x3 smoothing.
     let paddedU: UnsafeMutablePointer<UInt8>
     let paddedV: UnsafeMutablePointer<UInt8>
+    /// Vertical 3-sample sums along one padded chroma row.
+    let chromaColumns: UnsafeMutablePointer<Int16>
 
     init(width: Int, height: Int, radius: Int) {
         self.width = width
@@ -44,6 +50,9 @@ final class BeautyWorkspace {
         guide = .allocate(capacity: n)
         weight = .allocate(capacity: n)
         membership = .allocate(capacity: n)
+        chromaMix = .allocate(capacity: n)
+        skinRow = .allocate(capacity: width)
+        chromaColumns = .allocate(capacity: width + 2)
         coefA = .allocate(capacity: n)
         coefB = .allocate(capacity: n)
         meanA = .allocate(capacity: n)
@@ -59,9 +68,10 @@ final class BeautyWorkspace {
     }
 
     deinit {
-        for p in [guide, paddedU, paddedV] { p.deallocate() }
+        for p in [guide, paddedU, paddedV, skinRow] { p.deallocate() }
         for p in [wideA, wideB, meanA, meanB] { p.deallocate() }
-        for p in [weight, membership] { p.deallocate() }
+        for p in [membership, chromaMix, chromaColumns] { p.deallocate() }
+        weight.deallocate()
         for p in [coefA, coefB, columns1, columns2, sums1, sums2] { p.deallocate() }
     }
 }
