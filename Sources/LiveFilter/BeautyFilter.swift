@@ -115,14 +115,17 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     /// and above which the chroma test alone decides; in between membership ramps up.
     static let skinLuma: (low: Float, high: Float) = (48, 88)
 
-    /// The guide: luma averaged over each 2x2 block.
+    /// The guide: luma averaged over each 2x2 block. Each block's two pixels of a row
+    /// are read as one 16-bit lane and split by mask and shift, so the loop vectorises.
     private static func makeGuide(_ frame: VideoFrame, _ ws: BeautyWorkspace) {
         let w = ws.width, s = frame.stride(0), y = frame.y
         for j in 0..<ws.height {
-            let r0 = y + 2 * j * s, r1 = r0 + s
+            let r0 = UnsafeRawPointer(y + 2 * j * s), r1 = r0 + s
             let out = ws.guide + j * w
             for i in 0..<w {
-                let sum = UInt16(r0[2 * i]) &+ UInt16(r0[2 * i + 1]) &+ UInt16(r1[2 * i]) &+ UInt16(r1[2 * i + 1])
+                let p = r0.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
+                let q = r1.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
+                let sum = (p & 0xff) &+ (p >> 8) &+ (q & 0xff) &+ (q >> 8)
                 out[i] = UInt8(truncatingIfNeeded: (sum &+ 2) >> 2)
             }
         }
