@@ -304,16 +304,19 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         return y < high ? y : high
     }
 
-    /// A (0…2) in unsigned Q14: its product with Y·256 by a high multiply is A·Y in Q6.
+    /// A in unsigned Q14: its product with Y·256 by a high multiply is A·Y in Q6.
+    /// A is a mean of 1 - pull (0…1) times the curve's slope (at most 1.24), so it
+    /// needs no clamping.
     @inline(__always)
     private static func fixedA(_ a: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: Int32(clamp(a, 0, 2) * 16384 + 0.5))
+        UInt16(truncatingIfNeeded: Int32(a * 16384 + 0.5))
     }
 
-    /// B (-511…511 levels) in Q6, offset by 2¹⁵ so it averages as an unsigned number.
+    /// B in Q6, offset by 2¹⁵ so it averages as an unsigned number. B = f(q0) - A·guide
+    /// lies within -316…269 levels, inside the ±511 this holds, so it needs no clamping.
     @inline(__always)
     private static func fixedB(_ b: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: Int32(clamp(b, -511, 511) * 64 + 32768.5))
+        UInt16(truncatingIfNeeded: Int32(b * 64 + 32768.5))
     }
 
     /// The rounded mean ¾·near + ¼·far of two 16-bit values, as two rounded halvings
