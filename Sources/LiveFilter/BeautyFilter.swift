@@ -94,26 +94,15 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         return ws
     }
 
-    /// Skin membership 0…255 by chroma alone, indexed by `Cb << 8 | Cr`.
-    static let skinTable: [UInt8] = {
-        func ramp(_ value: Int, _ low: Int, _ high: Int, soft: Int) -> Double {
-            if value < low { return max(0, 1 - Double(low - value) / Double(soft)) }
-            if value > high { return max(0, 1 - Double(value - high) / Double(soft)) }
-            return 1
-        }
-        var table = [UInt8](repeating: 0, count: 65536)
-        for cb in 0..<256 {
-            for cr in 0..<256 {
-                let m = ramp(cb, 77, 127, soft: 10) * ramp(cr, 133, 173, soft: 10)
-                table[cb << 8 | cr] = UInt8((m * 255).rounded())
-            }
-        }
-        return table
-    }()
+    /// The skin chroma box: Cb and Cr ranges of full membership, each with a linear
+    /// ramp `skinSoft` levels wide down to none outside.
+    static let skinCb: (low: Int16, high: Int16) = (77, 127)
+    static let skinCr: (low: Int16, high: Int16) = (133, 173)
+    static let skinSoft: Int16 = 10
 
     /// Luma below which a pixel is too dark to be lit skin (hair, shadows, background),
     /// and above which the chroma test alone decides; in between membership ramps up.
-    static let skinLuma: (low: Float, high: Float) = (48, 88)
+    static let skinLuma: (low: Int16, high: Int16) = (48, 88)
 
     /// The guide: luma averaged over each 2x2 block. Each block's two pixels of a row
     /// are read as one 16-bit lane and split by mask and shift, so the loop vectorises.
@@ -131,31 +120,32 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
-    /// Skin membership (chroma table × luma ramp) and the smoothing weight
+    /// Skin membership (chroma ramps × luma ramp) and the smoothing weight
     /// strength × (`nonSkinSmoothing` + the rest × membership) of each half-resolution
     /// sample, with the chroma pass's fixed-point copies of both (`chromaMix`, `membership`).
+    /// The ramps are exact small integers (0…soft, 0…soft, 0…luma span), so their
+    /// product is computed in 16-bit lanes and scaled once.
     private static func makeWeights(_ frame: VideoFrame, _ ws: BeautyWorkspace, strength: Float) {
         let base = strength * nonSkinSmoothing, perMember = strength * (1 - nonSkinSmoothing)
-        let lumaLow = skinLuma.low, lumaScale = 1 / (skinLuma.high - skinLuma.low)
-        let w = ws.width, chroma = ws.skinRow
-        skinTable.withUnsafeBufferPointer { skin in
-            let skin = skin.baseAddress!
-            for j in 0..<ws.height {
-                let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
-                let g = ws.guide + j * w, weight = ws.weight + j * w
-                let membership = ws.membership + j * w, mix = ws.chromaMix + j * w
-                // The table look-up alone, so the arithmetic below vectorises.
-                for i in 0..<w {
-                    chroma[i] = skin[Int(u[i]) << 8 | Int(v[i])]
-                }
-                for i in 0..<w {
-                    let lit = clamp((Float(g[i]) - lumaLow) * lumaScale, 0, 1)
-                    let m = Float(chroma[i]) * (1 / 255) * lit
-                    let smoothing = base + perMember * m
-                    weight[i] = smoothing
-                    membership[i] = Int16(m * 16384 + 0.5)
-                    mix[i] = Int16(smoothing * (0.5 / 9 * 65536) + 0.5)
-                }
+        let soft = skinSoft, lumaSpan = skinLuma.high - skinLuma.low
+        let cbFrom = skinCb.low - soft, cbTo = skinCb.high + soft
+        let crFrom = skinCr.low - soft, crTo = skinCr.high + soft
+        let unit = 1 / Float(Int(soft) * Int(soft) * Int(lumaSpan))
+        let w = ws.width
+        for j in 0..<ws.height {
+            let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
+            let g = ws.guide + j * w, weight = ws.weight + j * w
+            let membership = ws.membership + j * w, mix = ws.chromaMix + j * w
+            for i in 0..<w {
+                let cb = Int16(u[i]), cr = Int16(v[i])
+                let rampCb = min(max(min(cb &- cbFrom, cbTo &- cb), 0), soft)
+                let rampCr = min(max(min(cr &- crFrom, crTo &- cr), 0), soft)
+                let lit = min(max(Int16(g[i]) &- skinLuma.low, 0), lumaSpan)
+                let m = Float(rampCb &* rampCr &* lit) * unit
+                let smoothing = base + perMember * m
+                weight[i] = smoothing
+                membership[i] = Int16(m * 16384 + 0.5)
+                mix[i] = Int16(smoothing * (0.5 / 9 * 65536) + 0.5)
             }
         }
     }

@@ -15,8 +15,6 @@ final class BeautyWorkspace {
     let membership: UnsafeMutablePointer<Int16>
     /// Half the smoothing weight over 9 (the chroma 3x3 mean's share) in Q16.
     let chromaMix: UnsafeMutablePointer<Int16>
-    /// Skin membership by chroma alone along one row, 0…255.
-    let skinRow: UnsafeMutablePointer<UInt8>
     /// Per-window guided-filter coefficients a' and b', 12-bit fixed point, so their
     /// running sums are exact.
     let coefA: UnsafeMutablePointer<Int32>
@@ -51,7 +49,6 @@ final class BeautyWorkspace {
         weight = .allocate(capacity: n)
         membership = .allocate(capacity: n)
         chromaMix = .allocate(capacity: n)
-        skinRow = .allocate(capacity: width)
         chromaColumns = .allocate(capacity: width + 2)
         coefA = .allocate(capacity: n)
         coefB = .allocate(capacity: n)
@@ -68,7 +65,7 @@ final class BeautyWorkspace {
     }
 
     deinit {
-        for p in [guide, paddedU, paddedV, skinRow] { p.deallocate() }
+        for p in [guide, paddedU, paddedV] { p.deallocate() }
         for p in [wideA, wideB, meanA, meanB] { p.deallocate() }
         for p in [membership, chromaMix, chromaColumns] { p.deallocate() }
         weight.deallocate()
