@@ -60,6 +60,38 @@ import Testing
         #expect(abs(darkV - Double(BeautyFilterTests.dark.v)) < 0.5)
     }
 
+    /// Full-range black and white, flat and as a one-pixel checkerboard, at the
+    /// strongest setting: the fixed-point coefficients must neither wrap nor swap
+    /// levels, and flat areas away from the edge keep their level.
+    @Test func fullRangeExtremesKeepTheirLevels() {
+        let frame = VideoFrame(width: 320, height: 180)
+        frame.fill(YUVColor(y: 255, u: 128, v: 128))
+        FrameFixtures.fill(frame, x: 160, y: 0, width: 160, height: 180, color: YUVColor(y: 0, u: 128, v: 128))
+        // A checkerboard band across both halves.
+        let y = frame.y, s = frame.stride(0)
+        for row in 80..<100 {
+            for x in 0..<320 { y[row * s + x] = (row + x) % 2 == 0 ? 255 : 0 }
+        }
+        let original = FrameFixtures.copy(frame)
+        let out = BeautyFilter(strength: 1).process(frame)
+        let white = FrameFixtures.statistics(out, x: 20..<140, y: 10..<60)
+        let black = FrameFixtures.statistics(out, x: 180..<300, y: 10..<60)
+        #expect(white.mean >= 254 && white.deviation < 0.5, "white \(white)")
+        #expect(black.mean <= 1 && black.deviation < 0.5, "black \(black)")
+        var lowestWhite = 255, highestBlack = 0
+        for row in 80..<100 {
+            for x in 0..<320 {
+                let value = Int(out.y[row * out.stride(0) + x])
+                if original.y[row * original.stride(0) + x] == 255 {
+                    lowestWhite = min(lowestWhite, value)
+                } else {
+                    highestBlack = max(highestBlack, value)
+                }
+            }
+        }
+        #expect(lowestWhite > highestBlack, "checkerboard white ≥ \(lowestWhite), black ≤ \(highestBlack)")
+    }
+
     @Test func strengthZeroIsIdentity() {
         let frame = FrameFixtures.random(width: 320, height: 180, seed: 5)
         let original = FrameFixtures.copy(frame)
