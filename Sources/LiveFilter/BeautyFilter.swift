@@ -75,15 +75,20 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         guard strength > 0 else { return frame }
         let ws = configure(for: frame)
         BeautyFilter.makeGuide(frame, ws)
-        BeautyFilter.makeWeights(frame, ws, strength: Float(strength))
-        BeautyFilter.windowCoefficients(ws)
+        BeautyFilter.makeMembership(frame, ws)
+        // Smoothing weight = base + perMember × membership.
+        let base = Float(strength) * BeautyFilter.nonSkinSmoothing
+        let perMember = Float(strength) * (1 - BeautyFilter.nonSkinSmoothing)
+        BeautyFilter.windowCoefficients(ws, base: base, perMember: perMember)
         // The tone curve f(q) = q + lift·n·(1 - n), n = (q - 16)/219, is a parabola
         // through black and white that lifts mid-grey by `brightening` of the range.
         let lift = Float(strength * BeautyFilter.brightening) * 4 * 219
         BeautyFilter.meanCoefficients(ws, lift: lift)
         BeautyFilter.applyLuma(frame, ws)
-        BeautyFilter.applyChroma(frame, ws, plane: 1, shift: Float(strength * BeautyFilter.rosiness.cb))
-        BeautyFilter.applyChroma(frame, ws, plane: 2, shift: Float(strength * BeautyFilter.rosiness.cr))
+        BeautyFilter.applyChroma(frame, ws, plane: 1, shift: Float(strength * BeautyFilter.rosiness.cb),
+                                 base: base, perMember: perMember)
+        BeautyFilter.applyChroma(frame, ws, plane: 2, shift: Float(strength * BeautyFilter.rosiness.cr),
+                                 base: base, perMember: perMember)
         return frame
     }
 
@@ -122,44 +127,39 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
     }
 
-    /// Skin membership (chroma ramps × luma ramp) and the smoothing weight
-    /// strength × (`nonSkinSmoothing` + the rest × membership) of each half-resolution
-    /// sample, with the chroma pass's fixed-point copies of both (`chromaMix`, `membership`).
-    /// The ramps are exact small integers (0…soft, 0…soft, 0…luma span), so their
-    /// product is computed in 16-bit lanes and scaled once.
-    private static func makeWeights(_ frame: VideoFrame, _ ws: BeautyWorkspace, strength: Float) {
-        let base = strength * nonSkinSmoothing, perMember = strength * (1 - nonSkinSmoothing)
+    /// Full skin membership in the units `makeMembership` stores: the product of the
+    /// three ramps at their tops.
+    static let membershipUnit = Int(skinSoft) * Int(skinSoft) * Int(skinLuma.high - skinLuma.low)
+
+    /// Skin membership of each half-resolution sample: chroma ramps × luma ramp, in
+    /// units of 1/`membershipUnit`. The ramps are exact small integers (0…soft,
+    /// 0…soft, 0…luma span), so the product is computed in 16-bit lanes.
+    private static func makeMembership(_ frame: VideoFrame, _ ws: BeautyWorkspace) {
         let soft = skinSoft, lumaSpan = skinLuma.high - skinLuma.low
         let cbFrom = skinCb.low - soft, cbTo = skinCb.high + soft
         let crFrom = skinCr.low - soft, crTo = skinCr.high + soft
-        let unit = 1 / Float(Int(soft) * Int(soft) * Int(lumaSpan))
         let w = ws.width
         for j in 0..<ws.height {
             let u = frame.u + j * frame.stride(1), v = frame.v + j * frame.stride(2)
-            let g = ws.guide + j * w, weight = ws.weight + j * w
-            let membership = ws.membership + j * w, mix = ws.chromaMix + j * w
+            let g = ws.guide + j * w, membership = ws.membership + j * w
             for i in 0..<w {
                 let cb = Int16(u[i]), cr = Int16(v[i])
                 let rampCb = min(max(min(cb &- cbFrom, cbTo &- cb), 0), soft)
                 let rampCr = min(max(min(cr &- crFrom, crTo &- cr), 0), soft)
                 let lit = min(max(Int16(g[i]) &- skinLuma.low, 0), lumaSpan)
-                let m = Float(rampCb &* rampCr &* lit) * unit
-                let smoothing = base + perMember * m
-                weight[i] = smoothing
-                membership[i] = Int16(m * 16384 + 0.5)
-                mix[i] = Int16(smoothing * (0.5 / 9 * 65536) + 0.5)
+                membership[i] = rampCb &* rampCr &* lit
             }
         }
     }
 
     /// Pass 1: box statistics of the guide and the per-window coefficients
     /// a' = 1 - pull, b' = pull · mean, with pull = weight · eps / (variance + eps),
-    /// in 12-bit fixed point.
-    private static func windowCoefficients(_ ws: BeautyWorkspace) {
+    /// in 12-bit fixed point; weight = base + perMember × skin membership.
+    private static func windowCoefficients(_ ws: BeautyWorkspace, base: Float, perMember: Float) {
         let w = ws.width, h = ws.height, r = ws.radius
         let c1 = ws.columns1, c2 = ws.columns2, s1 = ws.sums1, s2 = ws.sums2
         let invN = 1 / Float((2 * r + 1) * (2 * r + 1))
-        let eps = BeautyFilter.eps
+        let eps = BeautyFilter.eps, perUnit = perMember / Float(membershipUnit)
         (c1 + r).update(repeating: 0, count: w)
         (c2 + r).update(repeating: 0, count: w)
         for k in -r...r {
@@ -172,11 +172,12 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         }
         for y in 0..<h {
             boxRow(c1, c2, width: w, radius: r, into: s1, s2)
-            let weight = ws.weight + y * w, a = ws.coefA + y * w, b = ws.coefB + y * w
+            let membership = ws.membership + y * w, a = ws.coefA + y * w, b = ws.coefB + y * w
             for x in 0..<w {
                 let mean = Float(s1[x]) * invN
                 let variance = atLeast(Float(s2[x]) * invN - mean * mean, 0)
-                let pull4096 = weight[x] * (eps * 4096) / (variance + eps)
+                let weight = base + perUnit * Float(membership[x])
+                let pull4096 = weight * (eps * 4096) / (variance + eps)
                 a[x] = Int32(4096.5 - pull4096)
                 b[x] = Int32(pull4096 * mean + 0.5)
             }
@@ -359,8 +360,9 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     /// Chroma plane 1 (Cb) or 2 (Cr): a 3x3 mean blended in by half the smoothing
     /// weight, then `shift` levels in proportion to skin membership. In 16-bit fixed
     /// point: value·8 = c·8 + (sum₉ - 9c)·8 · weight/18 + membership · shift·8, each
-    /// product a high multiply (`pmulhw`).
-    private static func applyChroma(_ frame: VideoFrame, _ ws: BeautyWorkspace, plane: Int, shift: Float) {
+    /// product a high multiply (`pmulhw`, `pmulhuw`).
+    private static func applyChroma(_ frame: VideoFrame, _ ws: BeautyWorkspace, plane: Int, shift: Float,
+                                    base: Float, perMember: Float) {
         let w = ws.width, h = ws.height, pw = w + 2
         let padded = plane == 1 ? ws.paddedU : ws.paddedV
         let src = frame.plane(plane), s = frame.stride(plane)
@@ -371,22 +373,28 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             out[0] = row[0]
             out[w + 1] = row[w - 1]
         }
-        // membership (Q14) · rosy >> 16 = membership · shift in Q3.
-        let rosy = Int32((shift * 32).rounded())
+        let unit = Float(membershipUnit)
+        // weight/18 in Q16 = mixBase + membership · mixPer >> 16.
+        let mixBase = Int16(base * (0.5 / 9 * 65536) + 0.5)
+        let mixPer = UInt32(perMember * (0.5 / 9 * 65536) / unit * 65536 + 0.5)
+        // membership · rosy >> 16 = membership fraction · shift in Q3.
+        let rosy = Int32((shift * 8 / unit * 65536).rounded())
         let columns = ws.chromaColumns
         for j in 0..<h {
             let r0 = padded + j * pw, r1 = r0 + pw, r2 = r1 + pw
             for x in 0..<pw {
                 columns[x] = Int16(r0[x]) &+ Int16(r1[x]) &+ Int16(r2[x])
             }
-            let mix = ws.chromaMix + j * w, membership = ws.membership + j * w
+            let membership = ws.membership + j * w
             let dst = src + j * s
             for i in 0..<w {
+                let m = membership[i]
+                let mix = mixBase &+ Int16(truncatingIfNeeded: (UInt32(UInt16(bitPattern: m)) &* mixPer) >> 16)
                 let c = Int16(r1[i + 1])
                 let sum = columns[i] &+ columns[i + 1] &+ columns[i + 2]
                 let difference = Int32((sum &- 9 &* c) &<< 3)
-                let smooth = Int16(truncatingIfNeeded: (difference &* Int32(mix[i])) >> 16)
-                let tint = Int16(truncatingIfNeeded: (Int32(membership[i]) &* rosy) >> 16)
+                let smooth = Int16(truncatingIfNeeded: (difference &* Int32(mix)) >> 16)
+                let tint = Int16(truncatingIfNeeded: (Int32(m) &* rosy) >> 16)
                 let value = ((c &<< 3) &+ smooth &+ tint &+ 4) >> 3
                 dst[i] = UInt8(truncatingIfNeeded: min(max(value, 0), 255))
             }

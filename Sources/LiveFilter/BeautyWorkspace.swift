@@ -9,12 +9,8 @@ final class BeautyWorkspace {
 
     /// Luma averaged over 2x2 blocks: the guide image.
     let guide: UnsafeMutablePointer<UInt8>
-    /// How much each half-resolution sample may be smoothed (strength × skin weight), 0…1.
-    let weight: UnsafeMutablePointer<Float>
-    /// Skin membership of each half-resolution sample, 0…1 in Q14.
+    /// Skin membership of each half-resolution sample, 0…`BeautyFilter.membershipUnit`.
     let membership: UnsafeMutablePointer<Int16>
-    /// Half the smoothing weight over 9 (the chroma 3x3 mean's share) in Q16.
-    let chromaMix: UnsafeMutablePointer<Int16>
     /// Per-window guided-filter coefficients a' and b', 12-bit fixed point, so their
     /// running sums are exact.
     let coefA: UnsafeMutablePointer<Int32>
@@ -46,9 +42,7 @@ final class BeautyWorkspace {
         self.radius = radius
         let n = width * height
         guide = .allocate(capacity: n)
-        weight = .allocate(capacity: n)
         membership = .allocate(capacity: n)
-        chromaMix = .allocate(capacity: n)
         chromaColumns = .allocate(capacity: width + 2)
         coefA = .allocate(capacity: n)
         coefB = .allocate(capacity: n)
@@ -67,8 +61,7 @@ final class BeautyWorkspace {
     deinit {
         for p in [guide, paddedU, paddedV] { p.deallocate() }
         for p in [wideA, wideB, meanA, meanB] { p.deallocate() }
-        for p in [membership, chromaMix, chromaColumns] { p.deallocate() }
-        weight.deallocate()
+        for p in [membership, chromaColumns] { p.deallocate() }
         for p in [coefA, coefB, columns1, columns2, sums1, sums2] { p.deallocate() }
     }
 }
