@@ -376,9 +376,10 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         let unit = Float(membershipUnit)
         // weight/18 in Q16 = mixBase + membership · mixPer >> 16.
         let mixBase = Int16(base * (0.5 / 9 * 65536) + 0.5)
-        let mixPer = UInt32(perMember * (0.5 / 9 * 65536) / unit * 65536 + 0.5)
+        // (16-bit factors, so the products are 16-bit high multiplies.)
+        let mixPer = UInt16(perMember * (0.5 / 9 * 65536) / unit * 65536 + 0.5)
         // membership · rosy >> 16 = membership fraction · shift in Q3.
-        let rosy = Int32((shift * 8 / unit * 65536).rounded())
+        let rosy = Int16((shift * 8 / unit * 65536).rounded())
         let columns = ws.chromaColumns
         for j in 0..<h {
             let r0 = padded + j * pw, r1 = r0 + pw, r2 = r1 + pw
@@ -389,12 +390,12 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             let dst = src + j * s
             for i in 0..<w {
                 let m = membership[i]
-                let mix = mixBase &+ Int16(truncatingIfNeeded: (UInt32(UInt16(bitPattern: m)) &* mixPer) >> 16)
+                let mix = mixBase &+ Int16(truncatingIfNeeded: (UInt32(UInt16(bitPattern: m)) &* UInt32(mixPer)) >> 16)
                 let c = Int16(r1[i + 1])
                 let sum = columns[i] &+ columns[i + 1] &+ columns[i + 2]
                 let difference = Int32((sum &- 9 &* c) &<< 3)
                 let smooth = Int16(truncatingIfNeeded: (difference &* Int32(mix)) >> 16)
-                let tint = Int16(truncatingIfNeeded: (Int32(m) &* rosy) >> 16)
+                let tint = Int16(truncatingIfNeeded: (Int32(m) &* Int32(rosy)) >> 16)
                 let value = ((c &<< 3) &+ smooth &+ tint &+ 4) >> 3
                 dst[i] = UInt8(truncatingIfNeeded: min(max(value, 0), 255))
             }
