@@ -84,10 +84,25 @@ public enum RTMPHandshake {
     /// check the server digest.
     static let serverVersion: [UInt8] = [0x0D, 0x0E, 0x0A, 0x0D]
 
-    /// Random bytes from the system generator: the default source of handshake randomness.
-    public static func systemRandomBytes(_ count: Int) -> [UInt8] {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+    /// The default source of handshake randomness: one draw from the system generator
+    /// seeds a SplitMix64 stream for the rest. The fill is echo data, not a secret; a
+    /// system call per byte (`UInt8.random` on the system generator) made the handshake
+    /// the most expensive step of a player's join.
+    public static func randomBytes(_ count: Int) -> [UInt8] {
+        var system = SystemRandomNumberGenerator()
+        var state = system.next()
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(count + 7)
+        while bytes.count < count {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            withUnsafeBytes(of: z.littleEndian) { bytes.append(contentsOf: $0) }
+        }
+        bytes.removeLast(bytes.count - count)
+        return bytes
     }
 
     // MARK: - Framing

@@ -29,7 +29,7 @@ public struct RTMPHandshakeClient {
     ///   - epoch: the time field of C1 (ffmpeg sends 0).
     ///   - random: returns `n` random bytes; tests inject a deterministic source.
     public init(style: RTMPHandshake.Style = .digest, epoch: UInt32 = 0,
-                random: @escaping (Int) -> [UInt8] = RTMPHandshake.systemRandomBytes)
+                random: @escaping (Int) -> [UInt8] = RTMPHandshake.randomBytes)
     {
         self.style = style
         self.epoch = epoch

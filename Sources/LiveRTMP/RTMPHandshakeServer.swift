@@ -22,7 +22,7 @@ public struct RTMPHandshakeServer {
     /// - Parameters:
     ///   - epoch: the time field of S1.
     ///   - random: returns `n` random bytes; tests inject a deterministic source.
-    public init(epoch: UInt32 = 0, random: @escaping (Int) -> [UInt8] = RTMPHandshake.systemRandomBytes) {
+    public init(epoch: UInt32 = 0, random: @escaping (Int) -> [UInt8] = RTMPHandshake.randomBytes) {
         self.epoch = epoch
         self.random = random
     }

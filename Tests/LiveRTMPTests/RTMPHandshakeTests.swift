@@ -121,4 +121,15 @@ struct RTMPHandshakeTests {
         let hex = mac.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
         #expect(hex == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
     }
+
+    @Test("the default random fill has the asked length, spreads over all byte values and differs per call")
+    func defaultRandomFill() {
+        for count in [0, 1, 7, 8, 9, 1528] { #expect(RTMPHandshake.randomBytes(count).count == count) }
+        let first = RTMPHandshake.randomBytes(1528), second = RTMPHandshake.randomBytes(1528)
+        #expect(first != second)
+        // 1528 uniform bytes cover about 251 of the 256 values; a broken mixer (a
+        // repeated word, a zero high half) covers far fewer.
+        #expect(Set(first).count > 200)
+        #expect(Set(stride(from: 0, to: 1528, by: 8).map { first[$0] }).count > 100)
+    }
 }
