@@ -97,7 +97,7 @@ public final class GuestPipeline: @unchecked Sendable {
     private var _endReason: EndReason?
     private var _error: Swift.Error?
     private var stopRequested: EndReason?
-    private let finished = DispatchSemaphore(value: 0)
+    private let finished = RunEnd()
     private var startMicros: UInt64 = 0
 
     // Loop.
@@ -198,14 +198,12 @@ public final class GuestPipeline: @unchecked Sendable {
     /// Waits until the run has ended; throws the error that ended it.
     public func wait() throws {
         finished.wait()
-        finished.signal()
         if let error { throw error }
     }
 
     /// Waits up to `seconds`; true when the run has ended (throws its error then).
     public func wait(seconds: Double) throws -> Bool {
-        guard finished.wait(timeout: .now() + seconds) == .success else { return false }
-        finished.signal()
+        guard finished.wait(seconds: seconds) else { return false }
         if let error { throw error }
         return true
     }

@@ -31,7 +31,7 @@ public final class HosterPipeline: @unchecked Sendable {
     private var _stats = PipelineStats()
     private var captureThread: Thread?
     private var encodeThread: Thread?
-    private let finished = DispatchSemaphore(value: 0)
+    private let finished = RunEnd()
     private var stopRequested = false
     private var _error: Error?
     private var pendingSource: VideoSource?
@@ -129,14 +129,12 @@ public final class HosterPipeline: @unchecked Sendable {
     /// Throws the error that ended it.
     public func wait() throws {
         finished.wait()
-        finished.signal()
         if let error { throw error }
     }
 
     /// Waits up to `seconds`; true when the pipeline has ended (throws its error then).
     public func wait(seconds: Double) throws -> Bool {
-        guard finished.wait(timeout: .now() + seconds) == .success else { return false }
-        finished.signal()
+        guard finished.wait(seconds: seconds) else { return false }
         if let error { throw error }
         return true
     }
