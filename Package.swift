@@ -37,16 +37,19 @@ let package = Package(
             swiftSettings: optimize),
         .executableTarget(name: "compositor-bench", dependencies: ["LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
         .executableTarget(name: "rtmp-load", dependencies: ["LiveRTMP", "LiveNet"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
+        // Helpers the test targets share (running programs, build products, ffprobe);
+        // in no product, so only test bundles link it.
+        .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
-        .testTarget(name: "LiveNetTests", dependencies: ["LiveNet"]),
+        .testTarget(name: "LiveNetTests", dependencies: ["LiveNet", "LiveTestSupport"]),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveRTMP"]),
-        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP"]),
-        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine"]),
-        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore"]),
+        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveTestSupport"]),
+        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveTestSupport"]),
+        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

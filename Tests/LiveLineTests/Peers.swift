@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LiveTestSupport
 import Testing
 
 /// Real peers the guest and publisher tests talk to: nginx with the RTMP module,
@@ -51,11 +52,7 @@ enum Peers {
         } == 0
     }
 
-    static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-guest-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
-    }
+    static func temporaryDirectory() throws -> URL { try makeTemporaryDirectory(prefix: "liveline-guest-") }
 
     /// nginx-rtmp on a free port, `application live { live on; }`, stopped on `stop()`.
     final class NginxRTMP {
@@ -138,59 +135,16 @@ enum Peers {
         }
     }
 
-    struct Result {
-        var status: Int32
-        var stdout: Data
-        var stderr: String
-        var text: String { String(decoding: stdout, as: UTF8.self) }
-    }
-
     /// Runs a program to its end, reading both pipes while it runs.
-    static func run(_ executable: String, _ arguments: [String]) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        final class Collected: @unchecked Sendable { var data = Data() }  // written once, read after the group waits
-        let errData = Collected()
-        let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            errData.data = err.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: outData, stderr: String(decoding: errData.data, as: UTF8.self))
+    static func run(_ executable: String, _ arguments: [String]) throws -> ProcessOutput {
+        try ProcessOutput.run(executable, arguments)
     }
 
     /// The built `liveline` executable next to the test bundle.
-    static var liveline: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var url = URL(fileURLWithPath: exe)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            let candidate = url.appendingPathComponent("liveline").path
-            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        }
-        return ".build/debug/liveline"
-    }
+    static var liveline: String { BuildProducts.liveline }
 
     /// ffprobe's first video stream: codec, size and counted frames.
     static func probe(_ path: String, format: String? = nil) throws -> (codec: String, width: Int, height: Int, frames: Int) {
-        var arguments = ["-v", "error"]
-        if let format { arguments += ["-f", format] }
-        arguments += ["-select_streams", "v:0", "-count_frames",
-                      "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "json", path]
-        let result = try run("/usr/bin/ffprobe", arguments)
-        #expect(result.status == 0, "ffprobe \(path): \(result.stderr)")
-        let json = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
-        let stream = try #require((json["streams"] as? [[String: Any]])?.first)
-        return (stream["codec_name"] as? String ?? "", stream["width"] as? Int ?? 0, stream["height"] as? Int ?? 0,
-                Int(stream["nb_read_frames"] as? String ?? "") ?? -1)
+        try FFprobe.firstVideoStream(path, format: format)
     }
 }

@@ -1,26 +1,8 @@
 import Foundation
 import Glibc
+// Exported so every file of this target sees the shared helpers (`Locked`).
+@_exported import LiveTestSupport
 @testable import LiveNet
-
-/// A value shared between a loop thread and the test thread.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-
-    func update<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&stored)
-    }
-}
 
 /// A one-shot (or counting) signal from a loop thread to the waiting test.
 final class Signal: Sendable {

@@ -1,5 +1,7 @@
 import Foundation
 import LiveCore
+// Exported so every file of this target sees the shared helpers (`Locked`).
+@_exported import LiveTestSupport
 import Testing
 @testable import LiveServer
 
@@ -67,23 +69,6 @@ struct LineHarness {
         send(hoster, LineRequest(op: .accept, peerId: peerId))
         let result = try #require(event(Self.guest(n), .applicationResult))
         return (peerId, try #require(result.pubId))
-    }
-}
-
-/// A value shared between a closure and the test.
-final class Locked<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
-    }
-    func update<Result>(_ body: (inout Value) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&stored)
     }
 }
 
