@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LiveTestSupport
 import Testing
 @testable import LiveNet
 

@@ -1,7 +1,7 @@
 import Foundation
 import Glibc
 // Exported so every file of this target sees the shared helpers (`Locked`).
-@_exported import LiveTestSupport
+import LiveTestSupport
 @testable import LiveNet
 
 /// A one-shot (or counting) signal from a loop thread to the waiting test.

@@ -1,6 +1,7 @@
 import Foundation
 import LiveCore
 import LiveNet
+import LiveTestSupport
 import Testing
 @testable import LiveRTMP
 @testable import LiveServer

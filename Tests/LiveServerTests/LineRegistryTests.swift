@@ -1,7 +1,7 @@
 import Foundation
 import LiveCore
 // Exported so every file of this target sees the shared helpers (`Locked`).
-@_exported import LiveTestSupport
+import LiveTestSupport
 import Testing
 @testable import LiveServer
 
