@@ -1,25 +1,12 @@
 import Foundation
+import LiveTestSupport
 import Testing
-
-/// The built `liveline` executable next to the test bundle.
-enum LivelineBinary {
-    static var path: String {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        var url = URL(fileURLWithPath: exe)
-        while url.path != "/" {
-            url.deleteLastPathComponent()
-            let candidate = url.appendingPathComponent("liveline")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate.path }
-        }
-        return ".build/debug/liveline"
-    }
-}
 
 @Suite("liveline serve")
 struct ServeCommandTests {
     @Test("prints one ready line with the bound ports, serves, and exits 0 on SIGTERM")
     func readyAndTerminate() throws {
-        let serve = try ChildProcess(LivelineBinary.path, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
         #expect(eventually(10) { serve.stdout.contains("\n") })
         let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let match = try #require(try Regex(#"^ready rtmp://127\.0\.0\.1:(\d+) http://127\.0\.0\.1:(\d+)$"#).wholeMatch(in: line))
@@ -36,10 +23,10 @@ struct ServeCommandTests {
 
     @Test("--help exits 0; a bad address is a usage error (exit 2)")
     func usage() throws {
-        let help = try ChildProcess(LivelineBinary.path, ["serve", "--help"])
+        let help = try ChildProcess(BuildProducts.liveline, ["serve", "--help"])
         #expect(help.wait(timeout: 10) == 0)
         #expect(help.stdout.contains("--rtmp HOST:PORT"))
-        let bad = try ChildProcess(LivelineBinary.path, ["serve", "--rtmp", "nowhere"])
+        let bad = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "nowhere"])
         #expect(bad.wait(timeout: 10) == 2)
         #expect(bad.stderr.contains("--rtmp"))
     }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveNet
+import LiveTestSupport
 import Testing
 @testable import LiveServer
 
@@ -7,7 +8,7 @@ import Testing
 struct ServeLineOptionsTests {
     @Test("--max-cohosts 1 and --apply-timeout 0.5 shape the line; bad values are usage errors")
     func lineOptions() throws {
-        let serve = try ChildProcess(LivelineBinary.path, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",
+        let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",
                                                            "--max-cohosts", "1", "--apply-timeout", "0.5", "--heartbeat-timeout", "5"])
         defer {
             serve.signal(SIGTERM)
@@ -35,10 +36,10 @@ struct ServeLineOptionsTests {
         #expect(second.wait(.applicationResult) { $0.peerId == peer3 }?.reason == "timeout")
         for participant in [hoster, first, second] { participant.client.disconnect() }
 
-        let bad = try ChildProcess(LivelineBinary.path, ["serve", "--max-cohosts", "many"])
+        let bad = try ChildProcess(BuildProducts.liveline, ["serve", "--max-cohosts", "many"])
         #expect(bad.wait(timeout: 10) == 2)
         #expect(bad.stderr.contains("--max-cohosts"))
-        let help = try ChildProcess(LivelineBinary.path, ["serve", "--help"])
+        let help = try ChildProcess(BuildProducts.liveline, ["serve", "--help"])
         #expect(help.wait(timeout: 10) == 0)
         #expect(help.stdout.contains("--heartbeat-timeout S"))
     }
