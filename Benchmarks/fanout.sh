@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Relay fan-out (DESIGN.md §6): one 2500 kbit/s 720p30 stream (a recorded file pushed
+# Relay fan-out (DESIGN.md §6): one 2500 kbit/s (BITRATE) 720p30 stream (a recorded file pushed
 # by ffmpeg -re -c copy, the same bytes for both servers) relayed to N players by
 # LiveLine's server and by nginx-rtmp (Debian's libnginx-mod-rtmp, 1 worker, live on).
 #
@@ -24,6 +24,7 @@
 #                                100 ... 2000 without)
 #   HOLD=20  SETTLE=10           seconds measured per step, seconds before measuring
 #   RAMP=250                     players/s         SERVERS="liveline nginx"
+#   BITRATE=2500                 kbit/s of the recording (DESIGN also names 600)
 #   SCRATCH=.build               build directory   CACHE=~/.cache/liveline-bench (recording)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,7 @@ ns=${NS:-$default_ns}
 hold=${HOLD:-20}
 settle=${SETTLE:-10}
 ramp=${RAMP:-250}
+bitrate=${BITRATE:-2500}
 servers=${SERVERS:-"liveline nginx"}
 cache=${CACHE:-$HOME/.cache/liveline-bench}
 swift build -c release --scratch-path "$scratch" --product liveline >/dev/null
@@ -77,13 +79,13 @@ on_server_core() {
 show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-# The recording: 30 s of testsrc2, x264 at 2500 kbit/s CBR-ish, a keyframe every 2 s.
+# The recording: 30 s of testsrc2, x264 at BITRATE kbit/s CBR-ish, a keyframe every 2 s.
 mkdir -p "$cache"
-recording=$cache/fanout-720p30-2500k.flv
+recording=$cache/fanout-720p30-${bitrate}k.flv
 if [ ! -s "$recording" ]; then
-  show ffmpeg -f lavfi -i testsrc2=size=1280x720:rate=30 -t 30 -c:v libx264 -preset veryfast -b:v 2500k ...
+  show ffmpeg -f lavfi -i testsrc2=size=1280x720:rate=30 -t 30 -c:v libx264 -preset veryfast -b:v "${bitrate}k" ...
   ffmpeg -hide_banner -loglevel error -y -f lavfi -i testsrc2=size=1280x720:rate=30 -t 30 \
-    -c:v libx264 -preset veryfast -b:v 2500k -maxrate 2500k -bufsize 2500k -g 60 -keyint_min 60 \
+    -c:v libx264 -preset veryfast -b:v "${bitrate}k" -maxrate "${bitrate}k" -bufsize "${bitrate}k" -g 60 -keyint_min 60 \
     -sc_threshold 0 -pix_fmt yuv420p -f flv "$recording.tmp"
   mv "$recording.tmp" "$recording"
 fi
@@ -173,12 +175,12 @@ PY
   sleep 1
 done
 
-python3 - "$results" "$hold" "$ramp" "$cpu_share" <<'PY'
+python3 - "$results" "$hold" "$ramp" "$cpu_share" "$bitrate" <<'PY'
 import sys
-share = sys.argv[4]
+share, bitrate = sys.argv[4], sys.argv[5]
 limit = "a whole core, no quota" if share == "1" else f"a CFS quota of {share} core"
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"\nfan-out of one 2500 kbit/s 720p30 stream, {sys.argv[2]} s per step, players ramped at {sys.argv[3]}/s; server on CPU 0 with {limit}, load tool + publisher on CPU 1")
+print(f"\nfan-out of one {bitrate} kbit/s 720p30 stream, {sys.argv[2]} s per step, players ramped at {sys.argv[3]}/s; server on CPU 0 with {limit}, load tool + publisher on CPU 1")
 head = ["server", "N", "CPU %", "RSS MB", "KB/player", "keeping up", "p95 lag ms", "p95 first frame ms", "tool CPU %", "failed"]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
