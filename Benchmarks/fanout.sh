@@ -20,7 +20,7 @@
 #
 # Usage: Benchmarks/fanout.sh     (needs root for the cgroup; CPU=1 does not)
 #   CPU=0.25                     cores each server gets (CFS quota); 1: no quota
-#   NS="250 500 ... 3000"        player counts (default: up to 3000 with a quota,
+#   NS="250 500 ... 5000"        player counts (default: up to 5000 with a quota,
 #                                100 ... 2000 without)
 #   HOLD=20  SETTLE=10           seconds measured per step, seconds before measuring
 #   RAMP=250                     players/s         SERVERS="liveline nginx"
@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup
 scratch=${SCRATCH:-.build}
 cpu_share=${CPU:-0.25}
-if [ "$cpu_share" = 1 ]; then default_ns="100 250 500 1000 2000"; else default_ns="250 500 750 1000 1250 1500 1750 2000 2500 3000"; fi
+if [ "$cpu_share" = 1 ]; then default_ns="100 250 500 1000 2000"; else default_ns="250 500 750 1000 1250 1500 2000 2500 3000 3500 4000 4500 5000"; fi
 ns=${NS:-$default_ns}
 hold=${HOLD:-20}
 settle=${SETTLE:-10}
