@@ -8,12 +8,12 @@
 #   SCRATCH=.build  build directory     STRENGTH=0.6  beauty strength
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 ./scripts/setup
 scratch=${SCRATCH:-.build}
 strength=${STRENGTH:-0.6}
 swift build -c release --scratch-path "$scratch" --product liveline-bench >/dev/null
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+bench_workspace
 clip=$work/clip.y4m
 frames=120
 ffmpeg -v error -nostdin -f lavfi -i "testsrc2=size=640x720:rate=30" \

@@ -9,12 +9,12 @@
 #   SWIFT_BUILD_FLAGS="--scratch-path /tmp/x" to build elsewhere than .build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 ./scripts/setup
 
 FRAMES=${FRAMES:-2000}
 SWIFT_BUILD_FLAGS=${SWIFT_BUILD_FLAGS:-}
 
-show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
 now_ns() { date +%s%N; }
 
 echo "== build"

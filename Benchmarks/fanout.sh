@@ -28,6 +28,7 @@
 #   SCRATCH=.build               build directory   CACHE=~/.cache/liveline-bench (recording)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 ./scripts/setup
 scratch=${SCRATCH:-.build}
 cpu_share=${CPU:-0.25}
@@ -43,15 +44,8 @@ swift build -c release --scratch-path "$scratch" --product liveline >/dev/null
 swift build -c release --scratch-path "$scratch" --product rtmp-load >/dev/null
 bin=$scratch/release
 ulimit -n "$(ulimit -Hn)"
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-  if [ -n "${cgroup:-}" ]; then rmdir "$cgroup" 2>/dev/null || true; fi
-}
-trap cleanup EXIT
+bench_workspace
+on_cleanup() { if [ -n "${cgroup:-}" ]; then rmdir "$cgroup" 2>/dev/null || true; fi; }
 
 # The servers' CPU slice: a cgroup with a CFS quota (v2 cpu.max or v1 cfs_quota_us).
 cgroup=
@@ -76,8 +70,6 @@ on_server_core() {
   if [ -n "$cgroup" ]; then echo "$BASHPID" >"$cgroup/cgroup.procs"; fi
   exec taskset -c 0 "$@"
 }
-show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
 # The recording: 30 s of testsrc2, x264 at BITRATE kbit/s CBR-ish, a keyframe every 2 s.
 mkdir -p "$cache"
@@ -107,17 +99,7 @@ start_liveline() {  # port → pid
 
 start_nginx() {  # port → pid
   local port=$1 prefix=$work/nginx
-  mkdir -p "$prefix/logs"
-  cat >"$prefix/nginx.conf" <<CONF
-load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-worker_processes 1;
-worker_rlimit_nofile 20000;
-daemon off;
-pid $prefix/nginx.pid;
-error_log $prefix/logs/error.log warn;
-events { worker_connections 20000; }
-rtmp { server { listen 127.0.0.1:$port; chunk_size 4096; application live { live on; } } }
-CONF
+  nginx_rtmp_conf "$prefix" "$port" 20000
   show taskset -c 0 nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2
   (on_server_core nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/logs/error.log" >&2) &
   echo $!

@@ -12,23 +12,15 @@
 # of the frames against the first tenth (grew = more than 10 ms and 20 % higher).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 ./scripts/setup
 scratch=${SCRATCH:-.build}
 duration=${DURATION:-60}
 if [[ ${1:-} == --soak ]]; then duration=${2:?--soak needs seconds}; fi
 swift build -c release --scratch-path "$scratch" --product liveline >/dev/null
 bin=$scratch/release/liveline
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+bench_workspace
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
 
 # LiveLine's server.
 rtmp_port=$(free_port); http_port=$(free_port)
@@ -39,16 +31,7 @@ for _ in $(seq 100); do grep -q '^ready' "$work/serve.out" 2>/dev/null && break;
 
 # nginx-rtmp, one worker.
 nginx_port=$(free_port)
-mkdir -p "$work/nginx/logs"
-cat >"$work/nginx/nginx.conf" <<CONF
-load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 1024; }
-rtmp { server { listen 127.0.0.1:$nginx_port; chunk_size 4096; application live { live on; } } }
-CONF
+nginx_rtmp_conf "$work/nginx" "$nginx_port" 1024
 show nginx -p "$work/nginx" -c "$work/nginx/nginx.conf"
 nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
 pids+=($!)

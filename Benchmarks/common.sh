@@ -1,0 +1,40 @@
+# Helpers the benchmark scripts share; sourced, not run.
+#   show CMD...            print a command line as it will run (+ cmd args)
+#   free_port              a free TCP port on 127.0.0.1
+#   bench_workspace        $work (a temporary folder) and $pids, both cleaned up on exit;
+#                          a script may define on_cleanup for more
+#   nginx_rtmp_conf DIR PORT CONNECTIONS
+#                          writes DIR/nginx.conf: nginx-rtmp with 1 worker, live on,
+#                          chunk size 4096, listening on 127.0.0.1:PORT
+
+show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+bench_workspace() {
+  work=$(mktemp -d)
+  pids=()
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+  if declare -F on_cleanup >/dev/null; then on_cleanup; fi
+}
+
+nginx_rtmp_conf() {
+  local dir=$1 port=$2 connections=$3
+  mkdir -p "$dir/logs"
+  cat >"$dir/nginx.conf" <<CONF
+load_module /usr/lib/nginx/modules/ngx_rtmp_module.so;
+worker_processes 1;
+worker_rlimit_nofile $connections;
+daemon off;
+pid $dir/nginx.pid;
+error_log $dir/logs/error.log warn;
+events { worker_connections $connections; }
+rtmp { server { listen 127.0.0.1:$port; chunk_size 4096; application live { live on; } } }
+CONF
+}
