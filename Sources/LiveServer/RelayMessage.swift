@@ -75,6 +75,9 @@ public final class RelayMessage: Sendable {
         encoded = SharedBytes(scratch)
     }
 
-    /// Bytes of payload (what bitrates and cache caps count).
+    /// Bytes of payload (what bitrates count).
     public var payloadCount: Int { raw.payload.count }
+
+    /// Bytes this message holds: its payload and its shared encoding (what cache caps count).
+    public var heldBytes: Int { raw.payload.count + encoded.count }
 }
