@@ -339,14 +339,26 @@ public struct RTMPChunkDecoder {
         }
     }
 
+    /// Input buffer capacity kept across reads; a burst that grew it beyond this (one
+    /// huge chunk) gives the memory back once the bytes are decoded.
+    static let retainedBufferCapacity = 256 << 10
+
     private mutating func compact() {
-        // Move the unread tail down once the consumed head is both large and most of
-        // the buffer, so copying stays proportional to the data.
-        if readIndex > 0 && (readIndex == buffer.count || (readIndex >= 65536 && readIndex * 2 >= buffer.count)) {
+        guard readIndex > 0 else { return }
+        let remaining = buffer.count - readIndex
+        if buffer.capacity > Self.retainedBufferCapacity, buffer.capacity > 4 * remaining {
+            buffer = Array(buffer[readIndex...])
+            readIndex = 0
+        } else if readIndex == buffer.count || (readIndex >= 65536 && readIndex * 2 >= buffer.count) {
+            // Move the unread tail down once the consumed head is both large and most
+            // of the buffer, so copying stays proportional to the data.
             buffer.removeFirst(readIndex)
             readIndex = 0
         }
     }
+
+    /// The capacity of the input buffer (what undecoded bytes cost in memory).
+    var inputCapacity: Int { buffer.capacity }
 
     @inline(__always)
     private func uint24(at i: Int) -> UInt32 {

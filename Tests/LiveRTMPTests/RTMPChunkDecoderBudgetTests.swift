@@ -103,3 +103,19 @@ struct RTMPChunkDecoderBudgetTests {
         #expect(try media.nextMessage() == nil)
     }
 }
+
+@Suite("RTMPChunkDecoder input buffer")
+struct RTMPChunkDecoderInputTests {
+    @Test("a huge chunk's input memory is given back once it is decoded, not kept for the connection's life")
+    func burstCapacityReturns() throws {
+        var decoder = RTMPChunkDecoder()
+        decoder.feed([0x02, 0, 0, 0, 0, 0, 4, 1, 0, 0, 0, 0] + be32(4 << 20))
+        _ = try decoder.nextMessage()
+        decoder.feed([0x04, 0, 0, 0, 0x40, 0, 0, 9, 1, 0, 0, 0] + [UInt8](repeating: 0x27, count: 4 << 20))
+        #expect(try decoder.nextMessage()?.payload.count == 4 << 20)
+        #expect(decoder.inputCapacity >= 4 << 20)
+        decoder.feed([0x02, 0, 0, 0, 0, 0, 4, 5, 0, 0, 0, 0] + be32(2_500_000))
+        #expect(try decoder.nextMessage()?.typeID == RTMPMessage.TypeID.windowAcknowledgementSize)
+        #expect(decoder.inputCapacity <= RTMPChunkDecoder.retainedBufferCapacity)
+    }
+}
