@@ -24,7 +24,8 @@ import LiveRTMP
 /// bytes, `RTMPChunkDecoder.unfinishedByteCount`) is capped per connection by the
 /// core and charged to the server-wide `RTMPServer.unfinishedBudget` after every read;
 /// a read that would pass that budget closes the connection. Closing gives the charge
-/// back and drops the core's buffers.
+/// back, drops the core's buffers and, after a large charge, asks glibc to return the
+/// freed memory to the system (`HeapTrim`).
 ///
 /// Confined to its connection's loop thread.
 final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer, @unchecked Sendable {
@@ -47,8 +48,9 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     private var playback: Playback?
     private var lastMediaMicros: UInt64 = 0
     private var withoutRoleSinceMicros: UInt64 = 0
-    /// Bytes charged to `server.unfinishedBudget`.
+    /// Bytes charged to `server.unfinishedBudget`, and the most ever charged.
     private var unfinishedCharged = 0
+    private var unfinishedPeak = 0
     private var closed = false
 
     var loop: EventLoop { connection.loop }
@@ -127,6 +129,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             throw RTMPServer.BudgetError.unfinishedBytesTotal(limit: server.unfinishedBudget.limit)
         }
         unfinishedCharged = held
+        unfinishedPeak = max(unfinishedPeak, held)
     }
 
     private func handle(_ event: RTMPServerSessionCore.Event) throws {
@@ -369,6 +372,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         // its loop); its buffers need not.
         core = RTMPServerSessionCore(configuration: core.configuration)
         handshake = nil
+        if unfinishedPeak >= HeapTrim.threshold { HeapTrim.request(on: loop) }
         if let error, error != .loopShutdown { Log.info("rtmp \(peer): closed (\(error))") }
     }
 }
