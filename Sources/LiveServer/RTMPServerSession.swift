@@ -160,8 +160,10 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
     }
 
+    /// The stream's key: the app without any query clients put on it ("live?token=…",
+    /// as OBS sends a server URL with one), so tokens never reach keys and listings.
     private func streamKey(_ name: String) -> StreamKey {
-        StreamKey(app: core.connectParameters?.app ?? "", name: name)
+        StreamKey(app: RTMPURL.splitQuery(core.connectParameters?.app ?? "").name, name: name)
     }
 
     private func publish(streamID: UInt32, name: String, query: String?) throws {

@@ -97,6 +97,24 @@ struct HostileRTMPClientTests {
         #expect(try apiStreams(relay).isEmpty)
     }
 
+    @Test("a query on the app (a token) never reaches the stream's key or the listings")
+    func appQueryStaysOut() throws {
+        let relay = try startRelay()
+        defer { relay.shutdown() }
+        let publisher = try handshaken(relay.rtmpPort)
+        var encoder = RTMPChunkEncoder()
+        var bytes = try encoder.encode(try RTMPMessage.command(.connect(transactionID: 1,
+            RTMPConnectParameters(app: "live?token=secret", tcUrl: "rtmp://127.0.0.1/live?token=secret"))).raw())
+        bytes += try encoder.encode(try RTMPMessage.command(.createStream(transactionID: 2)).raw())
+        bytes += try encoder.encode(try RTMPMessage.command(.publish(transactionID: 3, streamName: "cam", type: .live))
+            .raw(messageStreamID: 1))
+        publisher.send(bytes)
+        #expect(try eventually(3) { try apiStreams(relay).first?.publisher != nil })
+        let stream = try #require(try apiStreams(relay).first)
+        #expect(stream.app == "live")
+        #expect(!(try httpGet(port: relay.httpPort, "/metrics").body.contains("secret")))
+    }
+
     @Test("co-host streams (line-…) are left out of /api/streams and the per-stream metrics, and counted as hidden")
     func cohostStreamsHidden() throws {
         let relay = try startRelay()
