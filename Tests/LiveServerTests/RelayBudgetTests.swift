@@ -41,6 +41,19 @@ struct RelayBudgetTests {
         #expect(cache.overflowCount == 1)
     }
 
+    @Test("one huge message does not leave its size in the stream's scratch buffer")
+    func scratchCapacity() throws {
+        var scratch: [UInt8] = []
+        let raw = RTMPRawMessage(chunkStreamID: 7, typeID: 9, messageStreamID: 1, timestamp: 0,
+                                 payload: [UInt8](repeating: 0x17, count: 4 << 20))
+        _ = try RelayMessage(kind: .keyframe, raw: raw, chunkSize: 4096, scratch: &scratch)
+        #expect(scratch.capacity <= RelayMessage.retainedScratchCapacity)
+        var small = raw
+        small.payload = [UInt8](repeating: 0x27, count: 100_000)
+        _ = try RelayMessage(kind: .interframe, raw: small, chunkSize: 4096, scratch: &scratch)
+        #expect(scratch.capacity >= 100_000)  // ordinary messages reuse it
+    }
+
     @Test("headers over 64 KiB are not cached; dropToHeaders keeps the headers and counts")
     func headersAndDrops() throws {
         var cache = GOPCache()
