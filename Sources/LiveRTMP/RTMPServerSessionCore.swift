@@ -91,6 +91,7 @@ public struct RTMPServerSessionCore {
 
     /// Why the connection must be closed.
     public enum Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
+        /// A command other than connect first; its name as `excerpt(_:)` makes it printable.
         case commandBeforeConnect(String)
         case tooManyStreams(limit: Int)
         /// A second connect on a connected connection.
@@ -238,7 +239,7 @@ public struct RTMPServerSessionCore {
         case RTMPMessage.TypeID.commandAMF0, RTMPMessage.TypeID.commandAMF3:
             if !isConnected {
                 let name = RTMPCommand.name(ofMessage: raw)
-                guard name == "connect" else { throw Error.commandBeforeConnect(name ?? "a command without a name") }
+                guard name == "connect" else { throw Error.commandBeforeConnect(name.map(Self.excerpt) ?? "a command without a name") }
             }
         default:
             break
@@ -288,7 +289,7 @@ public struct RTMPServerSessionCore {
             events.append(.connected(parameters))
             return
         }
-        guard isConnected else { throw Error.commandBeforeConnect(command.name) }
+        guard isConnected else { throw Error.commandBeforeConnect(Self.excerpt(command.name)) }
         switch command {
         case .releaseStream(let t, _), .fcPublish(let t, _):
             try send(.command(.result(transactionID: t, properties: .null, information: .undefined)))
@@ -336,6 +337,16 @@ public struct RTMPServerSessionCore {
         default:
             break
         }
+    }
+
+    /// A peer's string as errors and logs may carry it: at most 64 characters, control
+    /// characters as '?', so a hostile name cannot flood or forge log lines.
+    static func excerpt(_ text: String) -> String {
+        var result = String(String.UnicodeScalarView(text.unicodeScalars.prefix(64).map {
+            $0.value < 0x20 || $0.value == 0x7F ? "?" : $0
+        }))
+        if text.unicodeScalars.count > 64 { result += "…" }
+        return result
     }
 
     private mutating func end(streamID: UInt32, deleting: Bool, events: inout [Event]) {

@@ -91,6 +91,17 @@ struct RTMPServerSessionCoreHostileTests {
         #expect(throws: RTMPServerSessionCore.Error.commandBeforeConnect("play")) { try server.feed(bytes) }
     }
 
+    @Test("the name a refused command carries into errors and logs is short and printable")
+    func errorExcerpt() throws {
+        var server = RTMPServerSessionCore()
+        let name = "x\nERROR forged line" + String(repeating: "y", count: 10_000)
+        var encoder = RTMPChunkEncoder()
+        let bytes = try encoder.encode(RTMPRawMessage(chunkStreamID: 3, typeID: 20, messageStreamID: 0, timestamp: 0,
+                                                      payload: AMF0Encoder.encode([.string(name)])))
+        let excerpt = "x?ERROR forged line" + String(repeating: "y", count: 45) + "…"
+        #expect(throws: RTMPServerSessionCore.Error.commandBeforeConnect(excerpt)) { try server.feed(bytes) }
+    }
+
     @Test("data, media and aggregates on a stream that is not publishing are dropped undecoded")
     func dataNotDecodedUnlessPublishing() throws {
         let garbage: [UInt8] = [0x02, 0x00, 0x0A] + Array("onMetaData".utf8) + [0x11, 0xFF]
