@@ -3,7 +3,8 @@
 // and then RTMPServerSessionCore, its publish and play requests accepted (or refused
 // when bit 1 is set), every reply taken. The bytes after the two-byte prefix arrive in
 // two reads split where the second byte says. Limits are small so 8 KiB inputs reach
-// them; what the core holds and the names it reports must stay within them.
+// them; what the core holds and the names it reports must stay within them, and what
+// the server sends back must decode as a client reads it.
 //
 // Seeds (Fuzz/Seeds/session): ffmpeg's captured handshake and connect
 // (Tests/LiveRTMPTests/Fixtures/FFmpegCapture.swift) behind a blank C2, and LiveLine's
@@ -25,6 +26,7 @@ public func fuzzRTMPServerSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> 
     let split = body.startIndex + body.count * Int(bytes[1]) / 256
     var handshake: RTMPHandshakeServer? = handshakeFirst ? RTMPHandshakeServer(random: { [UInt8](repeating: 0x5A, count: $0) }) : nil
     var core = RTMPServerSessionCore(configuration: configuration)
+    var client = RTMPChunkDecoder()
     for piece in [body[..<split], body[split...]] {
         var input = Array(piece)
         if var state = handshake {
@@ -49,7 +51,12 @@ public func fuzzRTMPServerSession(_ data: UnsafePointer<UInt8>, _ size: Int) -> 
                 break
             }
         }
-        _ = core.takeOutput()
+        client.feed(core.takeOutput())
+        do {
+            while let raw = try client.nextMessage() { _ = try RTMPMessage(decoding: raw) }
+        } catch {
+            fatalError("the server's own output does not decode: \(error)")
+        }
     }
     return 0
 }
