@@ -10,9 +10,10 @@ import LiveRTMP
 /// watermark (`TCPConnection.isWritable`). A refused or skipped frame puts the player
 /// in "wait for a keyframe" (`PlayerBackpressure`): it gets no media until a keyframe
 /// arrives while its queue has drained to the low watermark, then the headers it
-/// missed, the keyframe and what follows. Its queue therefore never holds more than the high watermark plus one
-/// message, and its slowness costs no one else anything. Dropped video frames are
-/// counted per player, per stream and in total.
+/// missed, the keyframe and what follows. Its queue therefore never holds more than
+/// the high watermark plus one message (the headers owed besides), and its slowness
+/// costs no one else anything. Dropped video frames are counted per player, per
+/// stream and in total.
 ///
 /// Timers: the handshake must finish within `handshakeTimeout`; a connection on which
 /// no byte moves for `idleTimeout` is closed by LiveNet; every `pingInterval` the
@@ -371,10 +372,11 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         server.unfinishedBudget.refund(unfinishedCharged)
         unfinishedCharged = 0
         // The session may outlive its connection a little (a task already queued to
-        // its loop); its buffers need not.
+        // its loop); its buffers need not. A read the budgets refused was never charged.
+        let held = max(unfinishedPeak, core.decoder.unfinishedByteCount)
         core = RTMPServerSessionCore(configuration: core.configuration)
         handshake = nil
-        if unfinishedPeak >= HeapTrim.threshold { HeapTrim.request(on: loop) }
+        if held >= HeapTrim.threshold { HeapTrim.request(on: loop) }
         if let error, error != .loopShutdown { Log.info("rtmp \(peer): closed (\(error))") }
     }
 }
