@@ -34,7 +34,8 @@ public final class RTMPServer: Sendable {
         /// At least `maxMessageLength` plus a socket read (64 KiB).
         public var maxUnfinishedBytesPerConnection: Int
         /// All connections' unfinished messages together; the connection whose bytes
-        /// would pass it is closed.
+        /// would pass it is closed. Charged after each read, so one read's growth per
+        /// event loop may pass it for a moment.
         public var maxUnfinishedBytesTotal: Int
         /// The longest app or stream name in bytes (without the query); longer ones are
         /// refused (connect: NetConnection.Connect.Rejected; publish: BadName; play: Failed).
