@@ -104,6 +104,8 @@ public final class RTMPServer: Sendable {
     public let unfinishedBudget: ByteBudget
     /// What all streams' GOP caches hold (`maxGOPCacheBytesTotal`).
     public let gopBudget: ByteBudget
+    /// Returns freed memory to the system after large connections close.
+    let heapTrim = HeapTrim()
     /// Asked before every publish (the co-host line's pubId rule); allows all by default.
     public let publishAuthorizer = PublishAuthorizer()
     let registry: StreamRegistry

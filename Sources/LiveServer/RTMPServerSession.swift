@@ -376,7 +376,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         let held = max(unfinishedPeak, core.decoder.unfinishedByteCount)
         core = RTMPServerSessionCore(configuration: core.configuration)
         handshake = nil
-        if held >= HeapTrim.threshold { HeapTrim.request(on: loop) }
+        if held >= HeapTrim.threshold { server.heapTrim.request(on: loop) }
         if let error, error != .loopShutdown { Log.info("rtmp \(peer): closed (\(error))") }
     }
 }

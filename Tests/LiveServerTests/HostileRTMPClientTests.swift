@@ -56,6 +56,23 @@ struct HostileRTMPClientTests {
         #expect(eventually(2) { relay.rtmp.unfinishedBudget.usedBytes == 0 })
     }
 
+    @Test("memory parked by 20 connections is given back to the system once they close")
+    func memoryReturnsAfterClose() throws {
+        let relay = try startRelay()
+        defer { relay.shutdown() }
+        let before = residentKilobytes()
+        // 20 × 8 chunk streams × 960 KiB of 1 MiB messages (1 MiB reserved each): 160 MiB,
+        // each connection under its 12 MiB budget.
+        let attackers = try (0..<20).map { _ in try handshaken(relay.rtmpPort) }
+        for attacker in attackers { attacker.send(parkedPartials(chunkStreams: 0..<8, chunks: 15)) }
+        #expect(eventually(5) { relay.rtmp.unfinishedBudget.usedBytes >= 150 << 20 })
+        let during = residentKilobytes()
+        #expect(during - before > 100_000)
+        for attacker in attackers { attacker.close() }
+        #expect(eventually(3) { relay.rtmp.unfinishedBudget.usedBytes == 0 })
+        #expect(eventually(3) { residentKilobytes() - before < 80_000 }, "RSS \(before) → \(during) → \(residentKilobytes()) kB")
+    }
+
     @Test("past the server-wide budget of unfinished messages the connection that asks is closed; the others stay")
     func serverWideUnfinishedBudget() throws {
         let relay = try startRelay { $0.maxUnfinishedBytesTotal = 3 << 19 }
