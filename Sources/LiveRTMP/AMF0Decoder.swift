@@ -3,8 +3,10 @@
 ///
 /// An RTMP message arrives whole, so a value that runs past the end of the buffer is
 /// malformed (`Error.truncated`), not "need more data". Nesting is limited to
-/// `maxDepth` levels, so hostile input cannot exhaust the stack, and every length is
-/// checked against the bytes that remain before anything is allocated.
+/// `maxDepth` levels, so hostile input cannot exhaust the stack; the values of one
+/// decoder (nested ones and object properties included) are limited to `maxValues`,
+/// so a small buffer of one-byte nulls cannot become a large tree of enum values; and
+/// every length is checked against the bytes that remain before anything is allocated.
 public struct AMF0Decoder {
     /// Why a buffer is not valid AMF0.
     public enum Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
@@ -19,6 +21,8 @@ public struct AMF0Decoder {
         case nestingTooDeep(limit: Int)
         /// A strict array whose count cannot fit the remaining bytes.
         case arrayTooLong(count: UInt32, offset: Int)
+        /// More values than the decoder's budget.
+        case tooManyValues(limit: Int)
 
         public var description: String {
             switch self {
@@ -28,22 +32,32 @@ public struct AMF0Decoder {
             case .unexpectedObjectEnd(let offset): "AMF0Decoder.decode: object-end marker outside an object at byte \(offset)"
             case .nestingTooDeep(let limit): "AMF0Decoder.decode: values nested deeper than \(limit) levels"
             case .arrayTooLong(let count, let offset): "AMF0Decoder.decode: strict array of \(count) values at byte \(offset) exceeds the buffer"
+            case .tooManyValues(let limit): "AMF0Decoder.decode: more than \(limit) values"
             }
         }
     }
 
     /// The deepest nesting of objects and arrays accepted.
     public static let defaultMaxDepth = 64
+    /// The most values one decoder reads (a connect command holds about 20, ffmpeg's
+    /// onMetaData about 15).
+    public static let defaultMaxValues = 4096
 
     public let bytes: [UInt8]
     /// The offset of the next unread byte.
     public private(set) var offset: Int
     public let maxDepth: Int
+    public let maxValues: Int
+    /// Values read so far, nested ones included.
+    public private(set) var valueCount = 0
 
-    public init(_ bytes: [UInt8], offset: Int = 0, maxDepth: Int = AMF0Decoder.defaultMaxDepth) {
+    public init(_ bytes: [UInt8], offset: Int = 0, maxDepth: Int = AMF0Decoder.defaultMaxDepth,
+                maxValues: Int = AMF0Decoder.defaultMaxValues)
+    {
         self.bytes = bytes
         self.offset = offset
         self.maxDepth = maxDepth
+        self.maxValues = maxValues
     }
 
     /// True when every byte has been read.
@@ -70,6 +84,8 @@ public struct AMF0Decoder {
     // MARK: - Values
 
     private mutating func value(depth: Int) throws -> AMF0Value {
+        guard valueCount < maxValues else { throw Error.tooManyValues(limit: maxValues) }
+        valueCount += 1
         let start = offset
         let markerByte = try byte()
         guard let marker = AMF0Value.Marker(rawValue: markerByte) else {

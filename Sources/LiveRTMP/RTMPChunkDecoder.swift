@@ -22,6 +22,15 @@
 ///   (ffmpeg's writer relies on this). `RTMPChunkEncoder` never produces that case.
 /// - A format 0–2 header on a chunk stream with a partial message drops the partial
 ///   message and starts a new one, as ffmpeg does.
+///
+/// Budgets (every size the peer controls is checked before memory follows it):
+/// - `maxMessageLength` for audio, video and aggregate messages, the far smaller
+///   `maxCommandMessageLength` for every other type (commands, data, control), checked
+///   on the header, before any payload arrives;
+/// - `maxChunkStreams` distinct chunk streams (real peers use fewer than ten);
+/// - `maxUnfinishedBytes` for the unfinished messages of all chunk streams together
+///   plus the received bytes not yet decoded (`unfinishedByteCount`). A partial payload
+///   grows with the bytes that really arrive, never to the length the header claims.
 public struct RTMPChunkDecoder {
     /// Why the chunk stream cannot be decoded; the connection should be closed.
     public enum Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
@@ -35,6 +44,10 @@ public struct RTMPChunkDecoder {
         case malformedControlMessage(typeID: UInt8, length: Int)
         /// More distinct chunk streams than `maxChunkStreams`.
         case tooManyChunkStreams(limit: Int)
+        /// A command, data or control message longer than `maxCommandMessageLength`.
+        case nonMediaMessageTooLong(typeID: UInt8, length: Int, limit: Int)
+        /// Unfinished messages and undecoded bytes would exceed `maxUnfinishedBytes`.
+        case unfinishedBytesExceeded(limit: Int)
 
         public var description: String {
             switch self {
@@ -46,6 +59,10 @@ public struct RTMPChunkDecoder {
             case .malformedControlMessage(let type, let length):
                 "RTMPChunkDecoder.nextMessage: protocol control message type \(type) with \(length)-byte payload"
             case .tooManyChunkStreams(let limit): "RTMPChunkDecoder.nextMessage: more than \(limit) chunk streams"
+            case .nonMediaMessageTooLong(let type, let length, let limit):
+                "RTMPChunkDecoder.nextMessage: message of type \(type) and \(length) bytes exceeds the limit of \(limit) for non-media messages"
+            case .unfinishedBytesExceeded(let limit):
+                "RTMPChunkDecoder.nextMessage: unfinished messages would hold more than \(limit) bytes"
             }
         }
     }
@@ -56,6 +73,14 @@ public struct RTMPChunkDecoder {
     public static let maxChunkSize = 0xFF_FFFF
     /// The default message size limit: the 24-bit length field's maximum (16 MiB − 1).
     public static let defaultMaxMessageLength = 0xFF_FFFF
+    /// The default limit for commands, data and control messages (connect with every
+    /// optional field is under 1 KiB; ffmpeg's onMetaData about 400 bytes).
+    public static let defaultMaxCommandMessageLength = 64 << 10
+    /// The default number of chunk streams (ffmpeg, OBS and nginx-rtmp use 2–8).
+    public static let defaultMaxChunkStreams = 64
+    /// The default budget of unfinished messages plus undecoded bytes: one largest
+    /// message and room for the small ones interleaved with it.
+    public static let defaultMaxUnfinishedBytes = defaultMaxMessageLength + (1 << 20)
 
     /// The state one chunk stream keeps between chunks (§5.3.1.2).
     private struct ChunkStream {
@@ -69,14 +94,24 @@ public struct RTMPChunkDecoder {
         var extendedValue: UInt32 = 0
         /// Payload of the message in progress.
         var payload: [UInt8] = []
+        /// The capacity reserved for `payload`, counted in `unfinishedPayloadBytes`.
+        var reserved = 0
         var inProgress = false
     }
 
     /// The size of incoming chunks' payloads, changed by the peer's Set Chunk Size.
     public private(set) var chunkSize = RTMPChunkDecoder.defaultChunkSize
+    /// The longest audio, video or aggregate message.
     public let maxMessageLength: Int
+    /// The longest message of any other type (commands, data, protocol control).
+    public let maxCommandMessageLength: Int
     /// The most chunk streams one connection may use (real peers use fewer than ten).
     public let maxChunkStreams: Int
+    /// The most bytes unfinished messages and undecoded input may hold together; keep it
+    /// above `maxMessageLength` plus a read's worth, or the longest messages cannot pass.
+    public let maxUnfinishedBytes: Int
+    /// Capacity reserved by the partial payloads of all chunk streams.
+    public private(set) var unfinishedPayloadBytes = 0
     /// Bytes fed so far: the acknowledgement sequence number (RTMP 1.0 §5.4.3) is this
     /// modulo 2³².
     public private(set) var bytesReceived: UInt64 = 0
@@ -88,13 +123,27 @@ public struct RTMPChunkDecoder {
     private var readIndex = 0
     private var streams: [UInt32: ChunkStream] = [:]
 
-    public init(maxMessageLength: Int = RTMPChunkDecoder.defaultMaxMessageLength, maxChunkStreams: Int = 1024) {
+    public init(maxMessageLength: Int = RTMPChunkDecoder.defaultMaxMessageLength,
+                maxCommandMessageLength: Int = RTMPChunkDecoder.defaultMaxCommandMessageLength,
+                maxChunkStreams: Int = RTMPChunkDecoder.defaultMaxChunkStreams,
+                maxUnfinishedBytes: Int = RTMPChunkDecoder.defaultMaxUnfinishedBytes)
+    {
         self.maxMessageLength = min(maxMessageLength, Self.defaultMaxMessageLength)
+        self.maxCommandMessageLength = min(maxCommandMessageLength, self.maxMessageLength)
         self.maxChunkStreams = maxChunkStreams
+        self.maxUnfinishedBytes = maxUnfinishedBytes
     }
 
     /// Bytes fed but not yet decoded.
     public var bufferedByteCount: Int { buffer.count - readIndex }
+
+    /// What the peer makes this decoder hold now: partial payloads and undecoded bytes.
+    public var unfinishedByteCount: Int { unfinishedPayloadBytes + bufferedByteCount }
+
+    /// True for the types whose length only `maxMessageLength` bounds.
+    static func isMedia(typeID: UInt8) -> Bool {
+        typeID == RTMPMessage.TypeID.audio || typeID == RTMPMessage.TypeID.video || typeID == RTMPMessage.TypeID.aggregate
+    }
 
     /// Appends received bytes.
     public mutating func feed<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
@@ -133,7 +182,13 @@ public struct RTMPChunkDecoder {
     /// The next complete message, or nil when more bytes are needed.
     public mutating func nextMessage() throws -> RTMPRawMessage? {
         while true {
-            guard let message = try nextChunk() else { return nil }
+            guard let message = try nextChunk() else {
+                // All that can be decoded is; what remains waits for the peer.
+                guard unfinishedByteCount <= maxUnfinishedBytes else {
+                    throw Error.unfinishedBytesExceeded(limit: maxUnfinishedBytes)
+                }
+                return nil
+            }
             if let message {
                 try apply(message)
                 return message
@@ -196,9 +251,13 @@ public struct RTMPChunkDecoder {
             guard end - p >= 4 else { return nil }
             if uint32(at: p) == stream.extendedValue { p += 4 }
         }
+        var freed = 0
         if format <= 2 || !stream.inProgress {
-            if format <= 2 && stream.length > maxMessageLength {
+            if stream.length > maxMessageLength {
                 throw Error.messageTooLong(length: stream.length, limit: maxMessageLength)
+            }
+            if stream.length > maxCommandMessageLength, !Self.isMedia(typeID: stream.typeID) {
+                throw Error.nonMediaMessageTooLong(typeID: stream.typeID, length: stream.length, limit: maxCommandMessageLength)
             }
             switch format {
             case 0:
@@ -210,6 +269,10 @@ public struct RTMPChunkDecoder {
             default:
                 stream.timestamp = stream.timestamp &+ stream.delta
             }
+            // Any partial message is dropped; its reservation is given back below,
+            // once this chunk is known to be complete (until then nothing changes).
+            freed = stream.reserved
+            stream.reserved = 0
             stream.payload = []
             stream.inProgress = true
         }
@@ -217,8 +280,19 @@ public struct RTMPChunkDecoder {
         guard end - p >= take else { return nil }
         // Drop the dictionary's copy so appending does not copy the partial payload.
         streams[csid] = nil
-        // The length is the peer's claim; memory follows the bytes that really arrive.
-        if stream.payload.isEmpty { stream.payload.reserveCapacity(min(stream.length, 1 << 16)) }
+        unfinishedPayloadBytes -= freed
+        let needed = stream.payload.count + take
+        if needed > stream.reserved {
+            // The length is the peer's claim: memory follows the bytes that really
+            // arrive, doubling so a long message is copied a bounded number of times.
+            let grown = min(stream.length, max(needed, stream.reserved * 2))
+            guard unfinishedPayloadBytes - stream.reserved + grown + (end - p - take) <= maxUnfinishedBytes else {
+                throw Error.unfinishedBytesExceeded(limit: maxUnfinishedBytes)
+            }
+            unfinishedPayloadBytes += grown - stream.reserved
+            stream.reserved = grown
+            stream.payload.reserveCapacity(grown)
+        }
         stream.payload.append(contentsOf: buffer[p..<p + take])
         p += take
         readIndex = p
@@ -228,10 +302,17 @@ public struct RTMPChunkDecoder {
         }
         let message = RTMPRawMessage(chunkStreamID: csid, typeID: stream.typeID, messageStreamID: stream.messageStreamID,
                                      timestamp: stream.timestamp, payload: stream.payload)
-        stream.payload = []
+        release(&stream)
         stream.inProgress = false
         streams[csid] = stream
         return .some(message)
+    }
+
+    /// Forgets a chunk stream's partial payload and gives its reservation back.
+    private mutating func release(_ stream: inout ChunkStream) {
+        unfinishedPayloadBytes -= stream.reserved
+        stream.reserved = 0
+        stream.payload = []
     }
 
     /// Applies protocol control messages that change how the following chunks read.
@@ -247,7 +328,7 @@ public struct RTMPChunkDecoder {
             case RTMPMessage.TypeID.setChunkSize: try setChunkSize(value)
             case RTMPMessage.TypeID.abort:
                 if var stream = streams[value] {
-                    stream.payload = []
+                    release(&stream)
                     stream.inProgress = false
                     streams[value] = stream
                 }
@@ -258,14 +339,26 @@ public struct RTMPChunkDecoder {
         }
     }
 
+    /// Input buffer capacity kept across reads; a burst that grew it beyond this (one
+    /// huge chunk) gives the memory back once the bytes are decoded.
+    static let retainedBufferCapacity = 256 << 10
+
     private mutating func compact() {
-        // Move the unread tail down once the consumed head is both large and most of
-        // the buffer, so copying stays proportional to the data.
-        if readIndex > 0 && (readIndex == buffer.count || (readIndex >= 65536 && readIndex * 2 >= buffer.count)) {
+        guard readIndex > 0 else { return }
+        let remaining = buffer.count - readIndex
+        if buffer.capacity > Self.retainedBufferCapacity, buffer.capacity > 4 * remaining {
+            buffer = Array(buffer[readIndex...])
+            readIndex = 0
+        } else if readIndex == buffer.count || (readIndex >= 65536 && readIndex * 2 >= buffer.count) {
+            // Move the unread tail down once the consumed head is both large and most
+            // of the buffer, so copying stays proportional to the data.
             buffer.removeFirst(readIndex)
             readIndex = 0
         }
     }
+
+    /// The capacity of the input buffer (what undecoded bytes cost in memory).
+    var inputCapacity: Int { buffer.capacity }
 
     @inline(__always)
     private func uint24(at i: Int) -> UInt32 {

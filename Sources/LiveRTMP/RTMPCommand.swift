@@ -97,6 +97,18 @@ public enum RTMPCommand: Equatable, Sendable {
         }
     }
 
+    /// The name of the command a type 20 or 17 message carries, read without decoding
+    /// anything after it; nil when the message does not start with a string.
+    public static func name(ofMessage raw: RTMPRawMessage) -> String? {
+        // Type 17 puts a format byte (0: AMF0 follows) before the AMF0 values.
+        let skip = raw.typeID == RTMPMessage.TypeID.commandAMF3 ? 1 : 0
+        let p = raw.payload
+        guard p.count >= skip + 3, skip == 0 || p[0] == 0, p[skip] == AMF0Value.Marker.string.rawValue else { return nil }
+        let length = Int(p[skip + 1]) << 8 | Int(p[skip + 2])
+        guard p.count - skip - 3 >= length else { return nil }
+        return String(decoding: p[(skip + 3)..<(skip + 3 + length)], as: UTF8.self)
+    }
+
     /// The command name on the wire.
     public var name: String {
         switch self {

@@ -54,6 +54,8 @@ public enum RTMPMessage: Equatable, Sendable {
         case truncated(typeID: UInt8, length: Int)
         case invalidBandwidthLimit(UInt8)
         case malformedAggregate(offset: Int)
+        /// An aggregate of more sub-messages than `maxAggregateMessages`.
+        case aggregateTooLarge(limit: Int)
         case notEncodable(String)
 
         public var description: String {
@@ -61,6 +63,7 @@ public enum RTMPMessage: Equatable, Sendable {
             case .truncated(let type, let length): "RTMPMessage(decoding:): type \(type) with a \(length)-byte payload is too short"
             case .invalidBandwidthLimit(let v): "RTMPMessage(decoding:): set peer bandwidth limit type \(v) is not 0, 1 or 2"
             case .malformedAggregate(let offset): "RTMPMessage(decoding:): aggregate sub-message at byte \(offset) is malformed"
+            case .aggregateTooLarge(let limit): "RTMPMessage(decoding:): aggregate of more than \(limit) sub-messages"
             case .notEncodable(let why): "RTMPMessage.raw: \(why)"
             }
         }
@@ -152,6 +155,10 @@ public enum RTMPMessage: Equatable, Sendable {
                        messageStreamID: messageStreamID, timestamp: timestamp, payload: try payload())
     }
 
+    /// The most sub-messages of one aggregate (Flash Media Server bundles a few dozen;
+    /// 8 MiB of empty 15-byte tags would otherwise make half a million messages).
+    public static let maxAggregateMessages = 4096
+
     /// The sub-messages of an aggregate (type 22): FLV tags (type, 24-bit size, 24+8-bit
     /// timestamp, 24-bit stream id, body, 32-bit back pointer), their timestamps rebased
     /// so the first one lands on the aggregate's own timestamp, as FMS and ffmpeg do.
@@ -161,6 +168,7 @@ public enum RTMPMessage: Equatable, Sendable {
         var first: UInt32?
         var messages: [RTMPRawMessage] = []
         while offset < p.count {
+            guard messages.count < maxAggregateMessages else { throw Error.aggregateTooLarge(limit: maxAggregateMessages) }
             guard p.count - offset >= 11 else { throw Error.malformedAggregate(offset: offset) }
             let type = p[offset] & 0x1F
             let size = Int(p[offset + 1]) << 16 | Int(p[offset + 2]) << 8 | Int(p[offset + 3])

@@ -13,20 +13,54 @@
 ///
 /// Confined to the connection's event-loop thread.
 public struct RTMPServerSessionCore {
-    /// What the server answers connect with.
+    /// What the server answers connect with, and what it accepts from the client.
     public struct Configuration: Sendable {
         /// The chunk size the server sends with (nginx-rtmp: 4096).
         public var chunkSize: Int
         /// Window Acknowledgement Size and Set Peer Bandwidth (nginx-rtmp: 5000000).
         public var windowAcknowledgementSize: UInt32
+        /// The longest audio, video or aggregate message (`RTMPChunkDecoder`).
         public var maxMessageLength: Int
+        /// The longest command, data or control message (`RTMPChunkDecoder`).
+        public var maxCommandMessageLength: Int
+        /// The most chunk streams of one connection (`RTMPChunkDecoder`).
+        public var maxChunkStreams: Int
+        /// The most bytes unfinished messages and undecoded input may hold (`RTMPChunkDecoder`).
+        public var maxUnfinishedBytes: Int
+        /// The longest app or stream name, in UTF-8 bytes, without the query.
+        public var maxNameLength: Int
+        /// The longest query (after '?') on an app or stream name, in bytes.
+        public var maxQueryLength: Int
 
         public init(chunkSize: Int = 4096, windowAcknowledgementSize: UInt32 = 5_000_000,
-                    maxMessageLength: Int = RTMPChunkDecoder.defaultMaxMessageLength)
+                    maxMessageLength: Int = RTMPChunkDecoder.defaultMaxMessageLength,
+                    maxCommandMessageLength: Int = RTMPChunkDecoder.defaultMaxCommandMessageLength,
+                    maxChunkStreams: Int = RTMPChunkDecoder.defaultMaxChunkStreams,
+                    maxUnfinishedBytes: Int = RTMPChunkDecoder.defaultMaxUnfinishedBytes,
+                    maxNameLength: Int = 256, maxQueryLength: Int = 4096)
         {
             self.chunkSize = chunkSize
             self.windowAcknowledgementSize = windowAcknowledgementSize
             self.maxMessageLength = maxMessageLength
+            self.maxCommandMessageLength = maxCommandMessageLength
+            self.maxChunkStreams = maxChunkStreams
+            self.maxUnfinishedBytes = maxUnfinishedBytes
+            self.maxNameLength = maxNameLength
+            self.maxQueryLength = maxQueryLength
+        }
+
+        /// Why `name` (app or stream, query included) is refused; nil when it is fine:
+        /// 1…`maxNameLength` bytes without control characters, a query of at most
+        /// `maxQueryLength` bytes.
+        public func refusal(ofName fullName: String, kind: String) -> String? {
+            let (name, query) = RTMPURL.splitQuery(fullName)
+            if name.isEmpty { return "empty \(kind) name" }
+            if name.utf8.count > maxNameLength { return "\(kind) name longer than \(maxNameLength) bytes" }
+            if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                return "\(kind) name with control characters"
+            }
+            if let query, query.utf8.count > maxQueryLength { return "query longer than \(maxQueryLength) bytes" }
+            return nil
         }
     }
 
@@ -57,12 +91,16 @@ public struct RTMPServerSessionCore {
 
     /// Why the connection must be closed.
     public enum Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
+        /// A command other than connect first; its name as `excerpt(_:)` makes it printable.
         case commandBeforeConnect(String)
         case tooManyStreams(limit: Int)
+        /// A second connect on a connected connection.
+        case repeatedConnect
 
         public var description: String {
             switch self {
             case .commandBeforeConnect(let name): "RTMPServerSessionCore.feed: \(name) before connect"
+            case .repeatedConnect: "RTMPServerSessionCore.feed: connect on a connection that is connected already"
             case .tooManyStreams(let limit): "RTMPServerSessionCore.feed: more than \(limit) streams on one connection"
             }
         }
@@ -86,7 +124,10 @@ public struct RTMPServerSessionCore {
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        decoder = RTMPChunkDecoder(maxMessageLength: configuration.maxMessageLength)
+        decoder = RTMPChunkDecoder(maxMessageLength: configuration.maxMessageLength,
+                                   maxCommandMessageLength: configuration.maxCommandMessageLength,
+                                   maxChunkStreams: configuration.maxChunkStreams,
+                                   maxUnfinishedBytes: configuration.maxUnfinishedBytes)
     }
 
     /// True once connect succeeded.
@@ -189,6 +230,20 @@ public struct RTMPServerSessionCore {
     }
 
     private mutating func handle(_ raw: RTMPRawMessage, events: inout [Event]) throws {
+        // Nothing is decoded before the state allows it: media and metadata only on a
+        // stream this connection publishes, and before connect only connect itself.
+        switch raw.typeID {
+        case RTMPMessage.TypeID.audio, RTMPMessage.TypeID.video, RTMPMessage.TypeID.aggregate,
+             RTMPMessage.TypeID.dataAMF0, RTMPMessage.TypeID.dataAMF3:
+            guard case .publishing = streams[raw.messageStreamID] else { return }
+        case RTMPMessage.TypeID.commandAMF0, RTMPMessage.TypeID.commandAMF3:
+            if !isConnected {
+                let name = RTMPCommand.name(ofMessage: raw)
+                guard name == "connect" else { throw Error.commandBeforeConnect(name.map(Self.excerpt) ?? "a command without a name") }
+            }
+        default:
+            break
+        }
         let message = try RTMPMessage(decoding: raw)
         switch message {
         case .userControl(.pingRequest(let timestamp)):
@@ -218,6 +273,13 @@ public struct RTMPServerSessionCore {
 
     private mutating func handle(_ command: RTMPCommand, on messageStreamID: UInt32, events: inout [Event]) throws {
         if case .connect(let transactionID, let parameters, _) = command {
+            guard !isConnected else { throw Error.repeatedConnect }
+            if let refusal = configuration.refusal(ofName: parameters.app ?? "", kind: "app") {
+                try send(.command(.error(transactionID: transactionID, properties: .null,
+                                         information: .object(RTMPStatus(level: "error", code: RTMPStatus.Code.connectRejected,
+                                                                         description: refusal).object))))
+                return
+            }
             try send(.windowAcknowledgementSize(configuration.windowAcknowledgementSize))
             try send(.setPeerBandwidth(size: configuration.windowAcknowledgementSize, limit: .dynamic))
             try send(.setChunkSize(UInt32(configuration.chunkSize)))
@@ -227,7 +289,7 @@ public struct RTMPServerSessionCore {
             events.append(.connected(parameters))
             return
         }
-        guard isConnected else { throw Error.commandBeforeConnect(command.name) }
+        guard isConnected else { throw Error.commandBeforeConnect(Self.excerpt(command.name)) }
         switch command {
         case .releaseStream(let t, _), .fcPublish(let t, _):
             try send(.command(.result(transactionID: t, properties: .null, information: .undefined)))
@@ -242,11 +304,21 @@ public struct RTMPServerSessionCore {
             try send(.command(.createStreamResult(transactionID: t, streamID: id)))
         case .publish(_, let fullName, let type):
             guard streams[messageStreamID] != nil else { return }
+            if let refusal = configuration.refusal(ofName: fullName, kind: "stream") {
+                try sendStatus(RTMPStatus(level: "error", code: RTMPStatus.Code.publishBadName, description: refusal),
+                               streamID: messageStreamID)
+                return
+            }
             let (name, query) = RTMPURL.splitQuery(fullName)
             streams[messageStreamID] = .publishRequested(name)
             events.append(.publishRequested(streamID: messageStreamID, name: name, query: query, type: type))
         case .play(_, let fullName, _, _, _):
             guard streams[messageStreamID] != nil else { return }
+            if let refusal = configuration.refusal(ofName: fullName, kind: "stream") {
+                try sendStatus(RTMPStatus(level: "error", code: RTMPStatus.Code.playFailed, description: refusal),
+                               streamID: messageStreamID)
+                return
+            }
             let (name, query) = RTMPURL.splitQuery(fullName)
             streams[messageStreamID] = .playRequested(name)
             events.append(.playRequested(streamID: messageStreamID, name: name, query: query))
@@ -265,6 +337,16 @@ public struct RTMPServerSessionCore {
         default:
             break
         }
+    }
+
+    /// A peer's string as errors and logs may carry it: at most 64 characters, control
+    /// characters as '?', so a hostile name cannot flood or forge log lines.
+    static func excerpt(_ text: String) -> String {
+        var result = String(String.UnicodeScalarView(text.unicodeScalars.prefix(64).map {
+            $0.value < 0x20 || $0.value == 0x7F ? "?" : $0
+        }))
+        if text.unicodeScalars.count > 64 { result += "…" }
+        return result
     }
 
     private mutating func end(streamID: UInt32, deleting: Bool, events: inout [Event]) {

@@ -41,6 +41,7 @@ public struct RTMPStatus: Equatable, Sendable {
         public static let playStart = "NetStream.Play.Start"
         public static let playStop = "NetStream.Play.Stop"
         public static let playStreamNotFound = "NetStream.Play.StreamNotFound"
+        public static let playFailed = "NetStream.Play.Failed"
         public static let playUnpublishNotify = "NetStream.Play.UnpublishNotify"
         public static let playPublishNotify = "NetStream.Play.PublishNotify"
         public static let deleteStreamSuccess = "NetStream.DeleteStream.Suceeded"

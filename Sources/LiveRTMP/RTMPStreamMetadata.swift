@@ -1,5 +1,9 @@
 /// The onMetaData properties of a stream (FLV spec v10.1 §E.5 "onMetaData"), kept as
 /// the ordered ECMA array with typed access to the common keys.
+///
+/// The publisher writes these numbers, so the typed accessors validate them, once,
+/// here: a value that is not finite, not positive or beyond what any encoder sends
+/// (`Bounds`) reads as absent, and any `Int(...)` of it downstream is safe.
 public struct RTMPStreamMetadata: Equatable, Sendable {
     public var object: AMF0Object
 
@@ -12,13 +16,35 @@ public struct RTMPStreamMetadata: Equatable, Sendable {
                   "videocodecid": .number(Double(FLVVideoTag.CodecID.avc)), "encoder": .string(encoder), "filesize": 0]
     }
 
-    public var width: Double? { object["width"]?.numberValue }
-    public var height: Double? { object["height"]?.numberValue }
-    public var framerate: Double? { object["framerate"]?.numberValue }
-    /// Kilobits per second.
-    public var videoDataRate: Double? { object["videodatarate"]?.numberValue }
+    /// The largest values the typed accessors return.
+    public enum Bounds {
+        /// Width and height in pixels (H.264 level 6.2 allows 8192 × 4320; above 16384
+        /// no encoder goes).
+        public static let dimension = 16384.0
+        public static let framerate = 1000.0
+        /// Kilobits per second (10 Gbit/s).
+        public static let dataRate = 10_000_000.0
+    }
+
+    /// Pixels, 1…`Bounds.dimension`.
+    public var width: Double? { number("width", max: Bounds.dimension) }
+    /// Pixels, 1…`Bounds.dimension`.
+    public var height: Double? { number("height", max: Bounds.dimension) }
+    /// Frames per second, above 0 and at most `Bounds.framerate`.
+    public var framerate: Double? { number("framerate", max: Bounds.framerate) }
+    /// Kilobits per second, above 0 and at most `Bounds.dataRate`.
+    public var videoDataRate: Double? { number("videodatarate", max: Bounds.dataRate) }
+    /// Kilobits per second, above 0 and at most `Bounds.dataRate`.
+    public var audioDataRate: Double? { number("audiodatarate", max: Bounds.dataRate) }
     /// 7 for AVC (FLV spec §E.4.3.1); some encoders write the string "avc1".
     public var videoCodecID: Double? { object["videocodecid"]?.numberValue }
     public var audioCodecID: Double? { object["audiocodecid"]?.numberValue }
     public var encoder: String? { object["encoder"]?.stringValue }
+
+    /// Property `key` when it is a number above 0 and at most `max` (NaN and the
+    /// infinities fail both tests).
+    private func number(_ key: String, max: Double) -> Double? {
+        guard let value = object[key]?.numberValue, value > 0, value <= max else { return nil }
+        return value
+    }
 }

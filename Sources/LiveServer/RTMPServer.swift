@@ -26,7 +26,26 @@ public final class RTMPServer: Sendable {
         public var windowAcknowledgementSize: UInt32
         /// Longer messages close the connection (a keyframe of a 1080p stream is well under).
         public var maxMessageLength: Int
+        /// Longer command, data or control messages close the connection (connect is under 1 KiB).
+        public var maxCommandMessageLength: Int
+        /// More chunk streams on one connection close it (real peers use fewer than ten).
+        public var maxChunkStreams: Int
+        /// One connection's unfinished messages plus undecoded bytes; more closes it.
+        /// At least `maxMessageLength` plus a socket read (64 KiB).
+        public var maxUnfinishedBytesPerConnection: Int
+        /// All connections' unfinished messages together; the connection whose bytes
+        /// would pass it is closed. Charged after each read, so one read's growth per
+        /// event loop may pass it for a moment.
+        public var maxUnfinishedBytesTotal: Int
+        /// The longest app or stream name in bytes (without the query); longer ones are
+        /// refused (connect: NetConnection.Connect.Rejected; publish: BadName; play: Failed).
+        public var maxNameLength: Int
+        /// The longest query ('?' and after) on an app or stream name, in bytes.
+        public var maxQueryLength: Int
         public var gopCache: GOPCache.Limits
+        /// The GOP caches of all streams together; past it, the stream whose cache grows
+        /// is dropped to its headers (new players wait for its next keyframe).
+        public var maxGOPCacheBytesTotal: Int
         /// A player's queue refuses writes from this many bytes until it drains to the low mark.
         public var playerHighWatermark: Int
         public var playerLowWatermark: Int
@@ -37,7 +56,10 @@ public final class RTMPServer: Sendable {
                     handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
                     pingInterval: Duration = .seconds(10), chunkSize: Int = 4096,
                     windowAcknowledgementSize: UInt32 = 5_000_000, maxMessageLength: Int = 8 << 20,
-                    gopCache: GOPCache.Limits = GOPCache.Limits(),
+                    maxCommandMessageLength: Int = 64 << 10, maxChunkStreams: Int = 64,
+                    maxUnfinishedBytesPerConnection: Int = 12 << 20, maxUnfinishedBytesTotal: Int = 256 << 20,
+                    maxNameLength: Int = 256, maxQueryLength: Int = 4096,
+                    gopCache: GOPCache.Limits = GOPCache.Limits(), maxGOPCacheBytesTotal: Int = 512 << 20,
                     playerHighWatermark: Int = 2 << 20, playerLowWatermark: Int = 512 << 10,
                     takeoverQuietInterval: Duration = .seconds(2)) {
             self.host = host
@@ -49,15 +71,41 @@ public final class RTMPServer: Sendable {
             self.chunkSize = chunkSize
             self.windowAcknowledgementSize = windowAcknowledgementSize
             self.maxMessageLength = maxMessageLength
+            self.maxCommandMessageLength = maxCommandMessageLength
+            self.maxChunkStreams = maxChunkStreams
+            self.maxUnfinishedBytesPerConnection = maxUnfinishedBytesPerConnection
+            self.maxUnfinishedBytesTotal = maxUnfinishedBytesTotal
+            self.maxNameLength = maxNameLength
+            self.maxQueryLength = maxQueryLength
             self.gopCache = gopCache
+            self.maxGOPCacheBytesTotal = maxGOPCacheBytesTotal
             self.playerHighWatermark = playerHighWatermark
             self.playerLowWatermark = playerLowWatermark
             self.takeoverQuietInterval = takeoverQuietInterval
         }
     }
 
+    /// Why a connection was closed for the server's sake rather than its own input.
+    public enum BudgetError: Error, CustomStringConvertible, Equatable, Sendable {
+        /// The connections' unfinished messages together would pass `maxUnfinishedBytesTotal`.
+        case unfinishedBytesTotal(limit: Int)
+
+        public var description: String {
+            switch self {
+            case .unfinishedBytesTotal(let limit):
+                "RTMPServer: unfinished messages of all connections would pass the budget of \(limit) bytes"
+            }
+        }
+    }
+
     public let configuration: Configuration
     public let counters = RelayCounters()
+    /// What all connections' unfinished messages hold (`maxUnfinishedBytesTotal`).
+    public let unfinishedBudget: ByteBudget
+    /// What all streams' GOP caches hold (`maxGOPCacheBytesTotal`).
+    public let gopBudget: ByteBudget
+    /// Returns freed memory to the system after large connections close.
+    let heapTrim = HeapTrim()
     /// Asked before every publish (the co-host line's pubId rule); allows all by default.
     public let publishAuthorizer = PublishAuthorizer()
     let registry: StreamRegistry
@@ -68,7 +116,12 @@ public final class RTMPServer: Sendable {
     /// Binds and starts accepting on `group`'s loops. Throws when the port cannot be bound.
     public init(configuration: Configuration = Configuration(), group: EventLoopGroup) throws(NetError) {
         self.configuration = configuration
-        registry = StreamRegistry(chunkSize: configuration.chunkSize, gopLimits: configuration.gopCache,
+        unfinishedBudget = ByteBudget(limit: configuration.maxUnfinishedBytesTotal)
+        let gopBudget = ByteBudget(limit: configuration.maxGOPCacheBytesTotal)
+        self.gopBudget = gopBudget
+        var gopLimits = configuration.gopCache
+        gopLimits.sharedBudget = gopBudget
+        registry = StreamRegistry(chunkSize: configuration.chunkSize, gopLimits: gopLimits,
                                   takeoverQuietMicros: EventLoopMicros.of(configuration.takeoverQuietInterval))
         let options = TCPConnectionOptions(highWatermark: configuration.playerHighWatermark,
                                            lowWatermark: configuration.playerLowWatermark,

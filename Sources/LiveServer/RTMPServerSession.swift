@@ -8,17 +8,25 @@ import LiveRTMP
 ///
 /// Backpressure: a player's connection refuses writes once its queue holds the high
 /// watermark (`TCPConnection.isWritable`). A refused or skipped frame puts the player
-/// in "wait for a keyframe": it gets no media until a keyframe arrives while its queue
-/// has drained to the low watermark, then the headers it missed, the keyframe and what
-/// follows. Its queue therefore never holds more than the high watermark plus one
-/// message, and its slowness costs no one else anything. Dropped video frames are
-/// counted per player, per stream and in total.
+/// in "wait for a keyframe" (`PlayerBackpressure`): it gets no media until a keyframe
+/// arrives while its queue has drained to the low watermark, then the headers it
+/// missed, the keyframe and what follows. Its queue therefore never holds more than
+/// the high watermark plus one message (the headers owed besides), and its slowness
+/// costs no one else anything. Dropped video frames are counted per player, per
+/// stream and in total.
 ///
 /// Timers: the handshake must finish within `handshakeTimeout`; a connection on which
 /// no byte moves for `idleTimeout` is closed by LiveNet; every `pingInterval` the
 /// session sends a ping request (players waiting for a publisher stay alive), closes a
 /// publisher that sent no media for `idleTimeout`, and closes a connection that has
 /// neither published nor played for `idleTimeout`.
+///
+/// Memory: what the peer makes the core hold (unfinished messages and undecoded
+/// bytes, `RTMPChunkDecoder.unfinishedByteCount`) is capped per connection by the
+/// core and charged to the server-wide `RTMPServer.unfinishedBudget` after every read;
+/// a read that would pass that budget closes the connection. Closing gives the charge
+/// back, drops the core's buffers and, after a large charge, asks glibc to return the
+/// freed memory to the system (`HeapTrim`).
 ///
 /// Confined to its connection's loop thread.
 final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer, @unchecked Sendable {
@@ -28,8 +36,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         let stream: RelayStream
         let streamID: UInt32
         let counters: PlayerCounters
-        var needsKeyframe: Bool
-        var missedHeaders = false
+        var backpressure: PlayerBackpressure
     }
 
     let connection: TCPConnection
@@ -42,6 +49,9 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     private var playback: Playback?
     private var lastMediaMicros: UInt64 = 0
     private var withoutRoleSinceMicros: UInt64 = 0
+    /// Bytes charged to `server.unfinishedBudget`, and the most ever charged.
+    private var unfinishedCharged = 0
+    private var unfinishedPeak = 0
     private var closed = false
 
     var loop: EventLoop { connection.loop }
@@ -50,10 +60,15 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     init(connection: TCPConnection, server: RTMPServer) {
         self.connection = connection
         self.server = server
-        let configuration = server.configuration
-        core = RTMPServerSessionCore(configuration: .init(chunkSize: configuration.chunkSize,
-                                                          windowAcknowledgementSize: configuration.windowAcknowledgementSize,
-                                                          maxMessageLength: configuration.maxMessageLength))
+        core = RTMPServerSessionCore(configuration: Self.coreConfiguration(server.configuration))
+    }
+
+    static func coreConfiguration(_ configuration: RTMPServer.Configuration) -> RTMPServerSessionCore.Configuration {
+        .init(chunkSize: configuration.chunkSize, windowAcknowledgementSize: configuration.windowAcknowledgementSize,
+              maxMessageLength: configuration.maxMessageLength, maxCommandMessageLength: configuration.maxCommandMessageLength,
+              maxChunkStreams: configuration.maxChunkStreams,
+              maxUnfinishedBytes: configuration.maxUnfinishedBytesPerConnection,
+              maxNameLength: configuration.maxNameLength, maxQueryLength: configuration.maxQueryLength)
     }
 
     /// Takes over the accepted connection. Loop thread.
@@ -98,10 +113,24 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     private func readChunks<Bytes: Collection>(_ bytes: Bytes) throws where Bytes.Element == UInt8 {
         let events = try core.feed(bytes)
+        try chargeUnfinished()
         for event in events where !closed {
             try handle(event)
         }
         flushCore()
+    }
+
+    /// Brings this connection's share of the server-wide budget in line with what its
+    /// core holds now; throws when the budget cannot cover it.
+    private func chargeUnfinished() throws {
+        let held = core.decoder.unfinishedByteCount
+        if held < unfinishedCharged {
+            server.unfinishedBudget.refund(unfinishedCharged - held)
+        } else if held > unfinishedCharged, !server.unfinishedBudget.charge(held - unfinishedCharged) {
+            throw RTMPServer.BudgetError.unfinishedBytesTotal(limit: server.unfinishedBudget.limit)
+        }
+        unfinishedCharged = held
+        unfinishedPeak = max(unfinishedPeak, held)
     }
 
     private func handle(_ event: RTMPServerSessionCore.Event) throws {
@@ -132,8 +161,10 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
     }
 
+    /// The stream's key: the app without any query clients put on it ("live?token=…",
+    /// as OBS sends a server URL with one), so tokens never reach keys and listings.
     private func streamKey(_ name: String) -> StreamKey {
-        StreamKey(app: core.connectParameters?.app ?? "", name: name)
+        StreamKey(app: RTMPURL.splitQuery(core.connectParameters?.app ?? "").name, name: name)
     }
 
     private func publish(streamID: UInt32, name: String, query: String?) throws {
@@ -176,7 +207,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         let counters = PlayerCounters()
         let joined = server.registry.join(streamKey(name), player: self, address: peer, counters: counters)
         playback = Playback(stream: joined.stream, streamID: streamID, counters: counters,
-                            needsKeyframe: !joined.startsAtKeyframe)
+                            backpressure: PlayerBackpressure(needsKeyframe: !joined.startsAtKeyframe))
         try core.acceptPlay(streamID: streamID)
         flushCore()
         Log.info("rtmp \(peer): playing \(joined.stream.key)")
@@ -204,40 +235,16 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     func deliver(_ message: RelayMessage, from stream: RelayStream) {
         guard !closed, var play = playback, play.stream === stream else { return }
         defer { playback = play }
-        let kind = message.kind
-        if kind.isHeader {
-            if !write(message, streamID: play.streamID, counters: play.counters) {
-                play.missedHeaders = true
-                play.needsKeyframe = true
-            }
-            return
-        }
-        if play.needsKeyframe {
-            guard kind == .keyframe, connection.isWritable else {
-                if kind.isVideoFrame { countDrop(play) }
-                return
-            }
-            if play.missedHeaders {
-                for header in stream.headers { _ = write(header, streamID: play.streamID, counters: play.counters) }
-                play.missedHeaders = false
-            }
-            guard write(message, streamID: play.streamID, counters: play.counters) else {
-                countDrop(play)
-                return
-            }
-            play.needsKeyframe = false
-            return
-        }
-        if !write(message, streamID: play.streamID, counters: play.counters) {
-            play.needsKeyframe = true
-            if kind.isVideoFrame { countDrop(play) }
-        }
+        let (streamID, counters) = (play.streamID, play.counters)
+        let dropped = play.backpressure.deliver(message, kind: message.kind, headers: { stream.headers },
+                                                isWritable: { connection.isWritable },
+                                                write: { write($0, streamID: streamID, counters: counters) })
+        if dropped { countDrop(play) }
     }
 
     func streamUnpublished(_ stream: RelayStream) {
         guard !closed, var play = playback, play.stream === stream else { return }
-        play.needsKeyframe = true
-        play.missedHeaders = false
+        play.backpressure.publisherLeft()
         playback = play
         try? core.notifyUnpublished(streamID: play.streamID)
         flushCore()
@@ -362,6 +369,14 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         tickTimer = nil
         stopPublishing(notifyPlayers: false)
         stopPlaying()
+        server.unfinishedBudget.refund(unfinishedCharged)
+        unfinishedCharged = 0
+        // The session may outlive its connection a little (a task already queued to
+        // its loop); its buffers need not. A read the budgets refused was never charged.
+        let held = max(unfinishedPeak, core.decoder.unfinishedByteCount)
+        core = RTMPServerSessionCore(configuration: core.configuration)
+        handshake = nil
+        if held >= HeapTrim.threshold { server.heapTrim.request(on: loop) }
         if let error, error != .loopShutdown { Log.info("rtmp \(peer): closed (\(error))") }
     }
 }

@@ -9,7 +9,7 @@ public enum RelayHTTPAPI {
     public static func router(for server: RTMPServer, line: LineService? = nil) -> HTTPRouter {
         var router = HTTPRouter()
         if let line { LineHTTPAPI.add(line, to: &router) }
-        router.get("/api/streams") { _ in .response(.json(server.streams())) }
+        router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
             var response = HTTPResponse.text(metricsText(server))
@@ -22,6 +22,7 @@ public enum RelayHTTPAPI {
     /// The metrics page: totals, then per-stream series labelled app and name.
     public static func metricsText(_ server: RTMPServer) -> String {
         let streams = server.streams()
+        let listed = publicStreams(streams)
         let counters = server.counters
         var text = ""
         func metric(_ name: String, _ type: String, _ help: String, _ samples: [(labels: String, value: String)]) {
@@ -48,19 +49,37 @@ public enum RelayHTTPAPI {
                total(counters.refusedPublishes.load(ordering: .relaxed)))
         metric("liveline_publish_takeovers_total", "counter", "Publishers replaced by their returning selves.",
                total(counters.takeovers.load(ordering: .relaxed)))
+        metric("liveline_hidden_streams", "gauge", "Co-host streams, left out of the per-stream series and /api/streams.",
+               [("", String(streams.count - listed.count))])
+        metric("liveline_unfinished_message_bytes", "gauge", "Bytes RTMP connections hold in unfinished messages.",
+               [("", String(server.unfinishedBudget.usedBytes))])
+        metric("liveline_unfinished_budget_closes_total", "counter",
+               "Connections closed because the server-wide budget of unfinished messages was spent.",
+               total(server.unfinishedBudget.refusedCount))
+        metric("liveline_gop_cache_bytes", "gauge", "Bytes the GOP caches of all streams hold.",
+               [("", String(server.gopBudget.usedBytes))])
+        metric("liveline_gop_cache_budget_drops_total", "counter",
+               "GOPs dropped to headers only because the server-wide GOP cache budget was spent.",
+               total(server.gopBudget.refusedCount))
         func labels(_ stream: StreamStats) -> String {
             "{app=\"\(escape(stream.app))\",name=\"\(escape(stream.name))\"}"
         }
-        metric("liveline_stream_players", "gauge", "Players of the stream.", streams.map { (labels($0), String($0.players)) })
+        metric("liveline_stream_players", "gauge", "Players of the stream.", listed.map { (labels($0), String($0.players)) })
         metric("liveline_stream_bitrate_bits_per_second", "gauge", "Media bitrate over the last second.",
-               streams.map { (labels($0), String($0.bitrate)) })
+               listed.map { (labels($0), String($0.bitrate)) })
         metric("liveline_stream_fps", "gauge", "Video frames per second over the last second.",
-               streams.map { (labels($0), String($0.fps)) })
+               listed.map { (labels($0), String($0.fps)) })
         metric("liveline_stream_frames_total", "counter", "Video frames relayed since the publisher started.",
-               streams.map { (labels($0), String($0.frames)) })
+               listed.map { (labels($0), String($0.frames)) })
         metric("liveline_stream_dropped_frames_total", "counter", "Video frames dropped for the stream's slow players.",
-               streams.map { (labels($0), String($0.droppedFrames)) })
+               listed.map { (labels($0), String($0.droppedFrames)) })
         return text
+    }
+
+    /// The streams anyone may see: co-host streams (named `LineRegistry.pubIdPrefix`…)
+    /// are the line's business and stay out of public listings.
+    static func publicStreams(_ streams: [StreamStats]) -> [StreamStats] {
+        streams.filter { !$0.name.hasPrefix(LineRegistry.pubIdPrefix) }
     }
 
     /// A label value as the text format wants it: backslash, quote and newline escaped.

@@ -63,7 +63,12 @@ public final class RelayMessage: Sendable {
     public let encoded: SharedBytes
     public let chunkSize: Int
 
-    /// Encodes `raw` once; `scratch` is a reusable buffer (its capacity is kept).
+    /// The most capacity a stream's scratch buffer keeps between messages: one huge
+    /// message must not cost its size for the rest of the stream's life.
+    public static let retainedScratchCapacity = 1 << 20
+
+    /// Encodes `raw` once; `scratch` is a reusable buffer (its capacity is kept up to
+    /// `retainedScratchCapacity`).
     public init(kind: Kind, raw: RTMPRawMessage, chunkSize: Int, scratch: inout [UInt8]) throws {
         var message = raw
         message.messageStreamID = Self.sharedMessageStreamID
@@ -73,8 +78,12 @@ public final class RelayMessage: Sendable {
         self.raw = message
         self.chunkSize = chunkSize
         encoded = SharedBytes(scratch)
+        if scratch.capacity > Self.retainedScratchCapacity { scratch = [] }
     }
 
-    /// Bytes of payload (what bitrates and cache caps count).
+    /// Bytes of payload (what bitrates count).
     public var payloadCount: Int { raw.payload.count }
+
+    /// Bytes this message holds: its payload and its shared encoding (what cache caps count).
+    public var heldBytes: Int { raw.payload.count + encoded.count }
 }

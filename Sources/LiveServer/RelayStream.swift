@@ -93,6 +93,8 @@ final class RelayStream: @unchecked Sendable {
     private var groups: [PlayerGroup] = []
     private var playerCount = 0
     private var gop: GOPCache
+    /// Bytes of `gop` charged to `gopLimits.sharedBudget`.
+    private var gopCharged = 0
     private var scratch: [UInt8] = []
     /// Messages relayed so far (numbers pending messages against joins).
     private var sequence: UInt64 = 0
@@ -115,6 +117,10 @@ final class RelayStream: @unchecked Sendable {
         self.chunkSize = chunkSize
         self.maxMergeMicros = maxMergeMicros
         gop = GOPCache(limits: gopLimits)
+    }
+
+    deinit {
+        gop.limits.sharedBudget?.refund(gopCharged)
     }
 
     private func locked<T>(_ body: () throws -> T) rethrows -> T {
@@ -179,6 +185,7 @@ final class RelayStream: @unchecked Sendable {
             guard let live = publisher, live.publisher === source else { return nil }
             publisher = nil
             gop.reset()
+            chargeGOP()
             measuredBitrate = 0
             measuredFPS = 0
             return groups
@@ -219,6 +226,7 @@ final class RelayStream: @unchecked Sendable {
             message = made
             sequence += 1
             gop.add(made)
+            chargeGOP()
             account(made, nowMicros: nowMicros)
             var direct: [PlayerGroup] = []
             for index in groups.indices {
@@ -269,6 +277,23 @@ final class RelayStream: @unchecked Sendable {
                 slot.player.deliver(entry.message, from: self)
             }
         }
+    }
+
+    /// Brings the server-wide GOP budget in line with what the cache holds (a reset by a
+    /// new publisher is given back here at its first message); when the budget is spent,
+    /// this stream's GOP is dropped to the headers and the refusal counted. Under `lock`.
+    private func chargeGOP() {
+        guard let budget = gop.limits.sharedBudget else { return }
+        let held = gop.byteCount
+        if held < gopCharged {
+            budget.refund(gopCharged - held)
+        } else if held > gopCharged, !budget.charge(held - gopCharged) {
+            gop.dropToHeaders()
+            budget.refund(gopCharged)
+            gopCharged = 0
+            return
+        }
+        gopCharged = held
     }
 
     private func account(_ message: RelayMessage, nowMicros: UInt64) {
@@ -350,6 +375,7 @@ final class RelayStream: @unchecked Sendable {
                 droppedFrames: droppedFrames.load(ordering: .relaxed),
                 frames: frames,
                 publishedSeconds: publisher.map { Double(nowMicros &- $0.startedMicros) / 1_000_000 },
+                cachedBytes: gop.byteCount,
                 playerDetails: players)
         }
     }

@@ -31,5 +31,7 @@ public struct StreamStats: Codable, Equatable, Sendable {
     public var frames: UInt64
     /// Seconds since the current publisher started.
     public var publishedSeconds: Double?
+    /// Bytes the stream's GOP cache holds (payloads and their shared encodings).
+    public var cachedBytes: Int
     public var playerDetails: [Player]
 }

@@ -111,4 +111,19 @@ struct AMF0Tests {
         let bytes: [UInt8] = [0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x77, 0x05, 0x00, 0x00, 0x09]
         #expect(try AMF0Decoder.decodeAll(bytes) == [.ecmaArray(["w": nil])])
     }
+
+    @Test("the value budget bounds a small buffer of one-byte values, nested ones included")
+    func valueBudget() throws {
+        // A strict array of 5000 nulls: 5005 bytes, within the buffer, past the budget.
+        let nulls: [UInt8] = [0x0A] + be32(5000) + [UInt8](repeating: 0x05, count: 5000)
+        #expect(throws: AMF0Decoder.Error.tooManyValues(limit: 4096)) { try AMF0Decoder.decodeAll(nulls) }
+        // Values in objects and across top-level values count too.
+        var object: [UInt8] = [0x03]
+        for index in 0..<3000 { object += [0x00, 0x02, UInt8(index >> 8), UInt8(index & 0xFF), 0x05] }
+        object += [0x00, 0x00, 0x09]
+        #expect(throws: AMF0Decoder.Error.tooManyValues(limit: 4096)) { try AMF0Decoder.decodeAll(object + object) }
+        #expect(try AMF0Decoder.decodeAll(object).count == 1)
+        var limited = AMF0Decoder([0x05, 0x05, 0x05], maxValues: 2)
+        #expect(throws: AMF0Decoder.Error.tooManyValues(limit: 2)) { try limited.decodeAll() }
+    }
 }

@@ -62,5 +62,11 @@ struct RTMPMessageTests {
         ])
         let broken = RTMPRawMessage(chunkStreamID: 4, typeID: 22, messageStreamID: 1, timestamp: 0, payload: Array(payload.prefix(12)))
         #expect(throws: RTMPMessage.Error.malformedAggregate(offset: 0)) { try RTMPMessage(decoding: broken) }
+        // 4097 empty tags (61 KiB) would be 4097 messages to relay.
+        let many = [UInt8]((0..<4097).map { _ in tag(9, 0, []) }.joined())
+        let flood = RTMPRawMessage(chunkStreamID: 4, typeID: 22, messageStreamID: 1, timestamp: 0, payload: many)
+        #expect(throws: RTMPMessage.Error.aggregateTooLarge(limit: 4096)) { try RTMPMessage(decoding: flood) }
+        let fine = RTMPRawMessage(chunkStreamID: 4, typeID: 22, messageStreamID: 1, timestamp: 0, payload: Array(many.dropLast(15)))
+        #expect(throws: Never.self) { try RTMPMessage(decoding: fine) }
     }
 }

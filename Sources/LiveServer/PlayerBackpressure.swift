@@ -1,0 +1,51 @@
+/// The relay's drop policy for one player, without the socket (see `RTMPServerSession`):
+/// a refused or skipped frame puts the player in "wait for a keyframe"; it then gets
+/// no media until a keyframe arrives while its queue is writable, and before that
+/// keyframe every header it missed. Headers count as missed until every one of them
+/// was queued, so a player never gets a keyframe its decoder cannot configure for.
+///
+/// Pure value, generic over the message so it is tested with plain values; the
+/// session keeps one per playback on its loop thread.
+struct PlayerBackpressure {
+    /// No media until a keyframe (the player fell behind or joined without one).
+    var needsKeyframe: Bool
+    /// A header was refused: the stream's headers go out again before the next keyframe.
+    var missedHeaders = false
+
+    /// Delivers one message of `kind` through `write` (false: the queue refused it),
+    /// with `headers` the stream's current metadata and sequence headers. Returns true
+    /// when a video frame was dropped (the caller counts it).
+    mutating func deliver<Message>(_ message: Message, kind: RelayMessage.Kind, headers: () -> [Message],
+                                   isWritable: () -> Bool, write: (Message) -> Bool) -> Bool
+    {
+        if kind.isHeader {
+            if !write(message) {
+                missedHeaders = true
+                needsKeyframe = true
+            }
+            return false
+        }
+        if needsKeyframe {
+            guard kind == .keyframe, isWritable() else { return kind.isVideoFrame }
+            if missedHeaders {
+                for header in headers() where !write(header) { return true }
+                missedHeaders = false
+            }
+            guard write(message) else { return true }
+            needsKeyframe = false
+            return false
+        }
+        if !write(message) {
+            needsKeyframe = true
+            return kind.isVideoFrame
+        }
+        return false
+    }
+
+    /// The publisher left on purpose: wait for the next one's keyframe; its own
+    /// headers come first, so nothing missed from the old one is owed.
+    mutating func publisherLeft() {
+        needsKeyframe = true
+        missedHeaders = false
+    }
+}
