@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveRTMP"]),
         .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveTestSupport"]),
         .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveTestSupport"]),
-        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveTestSupport"]),
+        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )
