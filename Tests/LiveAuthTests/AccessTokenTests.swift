@@ -223,3 +223,22 @@ struct AccessTokenTests {
         #expect(AccessToken.peek("a.b.c") == nil)
     }
 }
+
+@Suite("IssuedToken")
+struct IssuedTokenTests {
+    @Test("peeking reads uid and expiry from the token; an unreadable one gets empty uid and no expiry")
+    func peeking() async throws {
+        let token = AccessToken.mint(AccessClaims(sub: "bob", exp: 1234, perm: []), secret: Array("whatever-secret-0123456789".utf8))
+        #expect(IssuedToken(peeking: token) == IssuedToken(token: token, uid: "bob", expiresAt: 1234))
+        #expect(IssuedToken(peeking: "opaque") == IssuedToken(token: "opaque", uid: "", expiresAt: Int64.max))
+        let provider = IssuedToken.fixedProvider(token)
+        #expect(try await provider().uid == "bob")
+    }
+
+    @Test("query(_:setting:) keeps the other parameters and replaces token=")
+    func query() {
+        #expect(AccessToken.query(nil, setting: "a.b") == "token=a.b")
+        #expect(AccessToken.query("line=s&token=old&x=1", setting: "n") == "line=s&x=1&token=n")
+        #expect(AccessToken.query("", setting: "a b") == "token=a%20b")
+    }
+}
