@@ -102,6 +102,14 @@ struct AccessTokenTests {
         #expect(refusal { try TokenVerifier(secret: secret, leewaySeconds: 0).verify(justNow, nowSeconds: now) } == .expired(exp: now - 3))
     }
 
+    @Test("hasExpired applies the leeway the way verify does")
+    func hasExpired() {
+        #expect(!verifier.hasExpired(exp: now, nowSeconds: now))
+        #expect(!verifier.hasExpired(exp: now, nowSeconds: now + 4))
+        #expect(verifier.hasExpired(exp: now, nowSeconds: now + 5))
+        #expect(!verifier.hasExpired(exp: Int64.min, nowSeconds: Int64.min))
+    }
+
     @Test("a token before its nbf is refused with 202")
     func notYetValid() throws {
         let token = AccessToken.mint(claims(nbf: now + 60), secret: secret)

@@ -275,3 +275,45 @@ struct AuthHTTPTests {
         #expect(HTTPAccess.token(basic) == "q")
     }
 }
+
+@Suite("StreamAccess: where the RTMP token comes from and which path it must grant")
+struct StreamAccessTests {
+    @Test("connect's token is token= in the tcUrl's query, else in the app's; the app loses its query")
+    func connectToken() {
+        var parameters = RTMPConnectParameters(app: "live", tcUrl: "rtmp://h:1935/live?a=1&token=T1")
+        #expect(StreamAccess.connectToken(parameters) == "T1")
+        parameters = RTMPConnectParameters(app: "live?token=T2", tcUrl: "rtmp://h:1935/live")
+        #expect(StreamAccess.connectToken(parameters) == "T2")
+        #expect(StreamAccess.app(parameters) == "live")
+        parameters = RTMPConnectParameters(app: "live", tcUrl: "rtmp://h:1935/live")
+        #expect(StreamAccess.connectToken(parameters) == nil)
+        #expect(StreamAccess.app(parameters) == "live")
+        #expect(StreamAccess.app(nil) == "")
+    }
+
+    @Test("the stream name's token wins over connect's; the path is app/name")
+    func authorize() throws {
+        let verifier = TokenVerifier(secret: TestTokens.secret)
+        let key = StreamKey(app: "live", name: "room1")
+        let now = Int64(Date().timeIntervalSince1970)
+        let own = try StreamAccess.authorize(verifier, .publish, key: key, query: "token=\(TestTokens.publish("live/room1", sub: "name"))",
+                                             connectToken: TestTokens.publish("live/room1", sub: "connect"), nowSeconds: now)
+        #expect(own.sub == "name")
+        let fallback = try StreamAccess.authorize(verifier, .publish, key: key, query: "line=x",
+                                                  connectToken: TestTokens.publish("live/room1", sub: "connect"), nowSeconds: now)
+        #expect(fallback.sub == "connect")
+        #expect(throws: TokenError.missing) {
+            try StreamAccess.authorize(verifier, .publish, key: key, query: nil, connectToken: nil, nowSeconds: now)
+        }
+    }
+
+    @Test("a 401 body carries the SDK code and the reason as JSON")
+    func refusalBody() throws {
+        let response = HTTPAccess.refusal(.expired(exp: 5))
+        #expect(response.status == .unauthorized)
+        #expect(response.headers["WWW-Authenticate"] == "Bearer")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(response.body)) as? [String: Any])
+        #expect(body["code"] as? Int == 212)
+        #expect(body["message"] as? String == "token expired at 5 (unix seconds)")
+    }
+}
