@@ -76,6 +76,13 @@ enum ServeCommand: Command {
         if secretFile != nil, noAuth { throw UsageError("--auth-secret-file and --no-auth contradict each other") }
         if let secretFile {
             rtmp.auth = TokenVerifier(secret: try TokenSecret.load(path: secretFile))
+            if let mode = (try? FileManager.default.attributesOfItem(atPath: secretFile))?[.posixPermissions] as? NSNumber,
+               mode.intValue & 0o077 != 0 {
+                printError("""
+                    liveline serve: warning: \(secretFile) can be read by others (mode \(String(mode.intValue, radix: 8))); \
+                    anyone who reads it can mint tokens: chmod 600 \(secretFile)
+                    """)
+            }
         } else if rtmp.onExpiry != .keep {
             throw UsageError("--on-expiry needs --auth-secret-file (without tokens nothing expires)")
         } else {
