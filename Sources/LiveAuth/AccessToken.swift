@@ -49,12 +49,14 @@ public enum AccessToken {
 
     /// `query` ("line=s&token=old", or nil) with its `token=` set to `token`, percent-encoded.
     public static func query(_ query: String?, setting token: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        let encoded = token.addingPercentEncoding(withAllowedCharacters: allowed) ?? token
+        let encoded = token.addingPercentEncoding(withAllowedCharacters: unreserved) ?? token
         let kept = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") }
         return (kept + ["token=" + encoded[...]]).joined(separator: "&")
     }
+
+    /// RFC 3986's unreserved characters, ASCII only (`CharacterSet.alphanumerics` would let
+    /// any Unicode letter through unencoded).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     /// The most `peek` reads; a client's own token is never near it.
     static let peekLimit = 65536

@@ -273,5 +273,6 @@ struct IssuedTokenTests {
         #expect(AccessToken.query(nil, setting: "a.b") == "token=a.b")
         #expect(AccessToken.query("line=s&token=old&x=1", setting: "n") == "line=s&x=1&token=n")
         #expect(AccessToken.query("", setting: "a b") == "token=a%20b")
+        #expect(AccessToken.query(nil, setting: "é&x=1") == "token=%C3%A9%26x%3D1")
     }
 }
