@@ -1,6 +1,6 @@
 // swift-tools-version:6.0
 // LiveLine: live video on Linux. Layers (DESIGN.md §1) import downwards only:
-// CFFmpeg, CV4L2 → LiveCore → LiveCodec → LiveCapture → LiveFilter → LiveMix
+// CFFmpeg, CV4L2 → LiveCore → LiveAuth → LiveCodec → LiveCapture → LiveFilter → LiveMix
 // → LiveNet → LiveRTMP → LiveServer → LiveLine → liveline.
 import PackageDescription
 
@@ -10,6 +10,7 @@ let package = Package(
     name: "LiveLine",
     products: [
         .library(name: "LiveLine", targets: ["LiveLine"]),
+        .library(name: "LiveAuth", targets: ["LiveAuth"]),
         .executable(name: "liveline", targets: ["liveline"]),
     ],
     targets: [
@@ -20,18 +21,20 @@ let package = Package(
             name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
             providers: [.apt(["libv4l-dev"])]),
         .target(name: "LiveCore", swiftSettings: optimize),
+        // Access tokens: parsers of what peers send, so built with checks (no -Ounchecked).
+        .target(name: "LiveAuth", dependencies: ["CFFmpeg", "LiveCore"]),
         .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize),
         .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveFilter", dependencies: ["LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveMix", dependencies: ["LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize),
-        .target(name: "LiveRTMP", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
-        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveCodec", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
+        .target(name: "LiveRTMP", dependencies: ["CFFmpeg", "LiveCore", "LiveAuth", "LiveCodec", "LiveNet"], swiftSettings: optimize),
+        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
         .target(
             name: "LiveLine",
-            dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveServer"],
+            dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveServer"],
             swiftSettings: optimize),
-        .executableTarget(name: "liveline", dependencies: ["LiveLine"]),
+        .executableTarget(name: "liveline", dependencies: ["LiveLine", "LiveAuth"]),
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
@@ -41,15 +44,16 @@ let package = Package(
         // in no product, so only test bundles link it.
         .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
+        .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveNet", "LiveTestSupport"]),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveRTMP"]),
-        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveTestSupport"]),
-        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveTestSupport"]),
-        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveTestSupport"]),
+        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveAuth", "LiveTestSupport"]),
+        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveAuth", "LiveServer", "LiveTestSupport"]),
+        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

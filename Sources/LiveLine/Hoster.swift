@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCapture
 import LiveCodec
 import LiveCore
@@ -35,6 +36,12 @@ public final class Hoster: @unchecked Sendable {
         public var landscape = true
         /// Reconnect, congestion threshold and adaptive bitrate of the push.
         public var push = RTMPPublishSink.Options()
+        /// Fresh tokens for every connect and reconnect of the push (the anyRTC SDK's token
+        /// provider, getRTCToken); the line session uses the same one. Stored in `push`.
+        public var tokenProvider: TokenProvider? {
+            get { push.tokenProvider }
+            set { push.tokenProvider = newValue }
+        }
 
         public init() {
             push.bitrate = BitrateController.Settings(minKbps: 200, maxKbps: configuration.bitrateKbps)
@@ -151,6 +158,7 @@ public final class Hoster: @unchecked Sendable {
         var c = options.configuration
         (c.mixTemplate, c.mixOptions) = mixLayout
         let made = try c.makeMix() ?? HosterMix(width: c.width, height: c.height, template: c.mixTemplate, options: c.mixOptions)
+        made.tokenProvider = options.tokenProvider
         mix = made
         return made
     }

@@ -1,34 +1,4 @@
-import CFFmpeg
+import LiveAuth
 
-/// HMAC-SHA256 (RFC 2104 over FIPS 180-4) through libavutil's `av_hmac_*`: the one
-/// `AVHMAC` handle, freed in deinit. Used by the digest handshake.
-final class HMACSHA256 {
-    static let size = 32
-    private let context: OpaquePointer
-
-    init() {
-        guard let context = av_hmac_alloc(AV_HMAC_SHA256) else {
-            // av_hmac_alloc fails only when malloc does.
-            fatalError("av_hmac_alloc(AV_HMAC_SHA256) returned NULL: out of memory")
-        }
-        self.context = context
-    }
-
-    deinit { av_hmac_free(context) }
-
-    /// The MAC of the concatenation of `parts` under `key`.
-    func mac(key: [UInt8], _ parts: ArraySlice<UInt8>...) -> [UInt8] {
-        key.withUnsafeBufferPointer { av_hmac_init(context, $0.baseAddress, UInt32($0.count)) }
-        for part in parts where !part.isEmpty {
-            part.withUnsafeBufferPointer { av_hmac_update(context, $0.baseAddress, UInt32($0.count)) }
-        }
-        var out = [UInt8](repeating: 0, count: Self.size)
-        out.withUnsafeMutableBufferPointer { _ = av_hmac_final(context, $0.baseAddress, UInt32(Self.size)) }
-        return out
-    }
-
-    /// One-shot MAC of `message` under `key`.
-    static func mac(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
-        HMACSHA256().mac(key: key, message[...])
-    }
-}
+/// The digest handshake's HMAC-SHA256 is the one LiveAuth signs tokens with.
+typealias HMACSHA256 = LiveAuth.HMACSHA256

@@ -27,18 +27,48 @@ struct Arguments {
 
     /// Removes `--name VALUE` (or `--name=VALUE`) and returns VALUE.
     mutating func value(_ name: String) throws -> String? {
-        if let i = items.firstIndex(where: { $0.hasPrefix(name + "=") }) {
-            let value = String(items[i].dropFirst(name.count + 1))
+        guard let i = items.firstIndex(where: { $0.hasPrefix(name + "=") }) ?? items.firstIndex(of: name) else {
+            return nil
+        }
+        return try take(at: i)
+    }
+
+    /// Removes `items[i]` (an option `--name` or `--name=VALUE`) with its value and returns the value.
+    private mutating func take(at i: Int) throws -> String {
+        if let equals = items[i].firstIndex(of: "=") {
+            let value = String(items[i][items[i].index(after: equals)...])
             items.remove(at: i)
             return value
         }
-        guard let i = items.firstIndex(of: name) else { return nil }
         guard i + 1 < items.count, !(items[i + 1].hasPrefix("--") && items[i + 1].count > 2) else {
-            throw UsageError("\(name) needs a value")
+            throw UsageError("\(items[i]) needs a value")
         }
         let value = items[i + 1]
         items.removeSubrange(i...(i + 1))
         return value
+    }
+
+    /// Removes every `--name VALUE` (or `--name=VALUE`) and returns the values in the order given.
+    mutating func values(_ name: String) throws -> [String] {
+        var found: [String] = []
+        while let i = items.firstIndex(where: { $0 == name || $0.hasPrefix(name + "=") }) {
+            found.append(try take(at: i))
+        }
+        return found
+    }
+
+    /// A duration such as `30s`, `20m`, `1h` or `2d` (a bare number is seconds), in seconds.
+    mutating func duration(_ name: String, in range: ClosedRange<Int64>) throws -> Int64? {
+        guard let text = try value(name) else { return nil }
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let unit = text.last.flatMap { units[$0] }
+        let digits = unit == nil ? Substring(text) : text.dropLast()
+        guard digits.allSatisfy(\.isASCII), let count = Int64(digits),
+              case let (seconds, overflow) = count.multipliedReportingOverflow(by: unit ?? 1), !overflow,
+              range.contains(seconds) else {
+            throw UsageError("\(name) must be a duration like 30s, 20m, 1h or 2d, from \(range.lowerBound) s to \(range.upperBound) s, not '\(text)'")
+        }
+        return seconds
     }
 
     mutating func int(_ name: String, in range: ClosedRange<Int>) throws -> Int? {

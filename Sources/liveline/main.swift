@@ -11,6 +11,7 @@ let usage = """
       host      capture, filter, mix and encode H.264; push RTMP, record, open a co-host line
       guest     play an RTMP stream (decode, snapshot, y4m, record, latency); apply to co-host
       serve     relay RTMP streams, run the co-host line signaling and an HTTP API
+      token     make the server's secret file or mint an access token
       layout    print the rectangles of a mix layout (JSON, a drawing or a PNG)
       devices   list V4L2 cameras with their formats and sizes
       help      show this text
@@ -31,6 +32,7 @@ case "guest": status = GuestCommand.main(rest)
 case "devices": status = DevicesCommand.main(rest)
 case "layout": status = LayoutCommand.main(rest)
 case "serve": status = ServeCommand.main(rest)
+case "token": status = TokenCommand.main(rest)
 case "help", "--help", "-h":
     print(usage)
     status = 0
