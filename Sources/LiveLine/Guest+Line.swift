@@ -1,5 +1,6 @@
 import Foundation
 import LiveCodec
+import LiveAuth
 import LiveCore
 import LiveRTMP
 import LiveServer
@@ -12,11 +13,16 @@ import LiveServer
 /// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
 extension Guest {
     /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
-    /// userData)); `lineResult` and `liveStart` follow.
+    /// userData)); `lineResult` and `liveStart` follow. On a server with tokens, `token`
+    /// (or the provider's tokens, renewed before they expire) must allow `line:guest` or
+    /// `line:host` on `liveId`, and the user id is the token's. A user id already in the
+    /// room is refused (604).
     public func joinLine(server: LineServer, liveId: String, userId: String, userData: String = "",
-                         token: String? = nil) throws {
+                         token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         leaveLine()
-        let session = try LineSession(server: server, onEvent: { [weak self] event in self?.lineEvent(event) },
+        let session = try LineSession(server: server, tokenProvider: tokenProvider,
+                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      report: { [weak self] event in self?.reportLine(event) },
                                       onLost: { [weak self] reason in
                                           self?.stopCohostPush()
                                           self?.reportLine(.disconnected(reason: reason))
@@ -24,8 +30,17 @@ extension Guest {
         lock.lock()
         line = session
         lock.unlock()
-        session.client.join(liveId: liveId, userId: userId, userData: userData, token: token,
-                            reply: lineRefusal)
+        let refusal = lineRefusal
+        session.withToken(token) { token in
+            session.client.join(liveId: liveId, userId: userId, userData: userData, token: token, reply: refusal)
+        }
+    }
+
+    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
+    public func renewLineToken(_ token: String) {
+        guard let line = currentLine else { return reportLine(notJoined("renewToken")) }
+        line.renew(with: token)
     }
 
     /// Applies to co-host (seed: applyRTCLine); `applicationResult` follows (0 accepted:
@@ -115,7 +130,7 @@ extension Guest {
             if let pubId = event.pubId, let line = currentLine {
                 startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery))
             }
-        case .hungUp, .lineLeave, .liveStop:
+        case .hungUp, .lineLeave, .liveStop, .tokenExpired:
             stopCohostPush()
         default:
             break

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveMix
 import LiveRTMP
@@ -14,15 +15,35 @@ import LiveServer
 extension Hoster {
     /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
     /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
-    /// liveInfo ≤ 1024 bytes (JSON the living list shows).
+    /// liveInfo ≤ 1024 bytes (strict JSON when it starts with `{` or `[`; the living
+    /// list shows it).
+    ///
+    /// Who may: on a server with tokens, the holder of `token` (or of the provider's
+    /// tokens, renewed before they expire) allowing `line:host` on `liveId`; on one
+    /// without, the publisher of the stream named `liveId`: push to
+    /// `LineServer.hosterPushURL(url)` and give `server` that same URL. A refusal comes as
+    /// `lineResult` with its code (104 not the publisher / not allowed, 202, 212, 213).
     public func createLine(server: LineServer, liveId: String, userId: String = "hoster", userData: String = "",
-                           liveInfo: String = "", token: String? = nil) throws {
+                           liveInfo: String = "", token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         closeLine()
-        let session = try LineSession(server: server, onEvent: { [weak self] event in self?.lineEvent(event) },
+        let session = try LineSession(server: server, tokenProvider: tokenProvider,
+                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      report: { [weak self] event in self?.reportLine(event) },
                                       onLost: { [weak self] reason in self?.lineLost(reason) })
         setLine(session)
-        session.client.create(liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
-                              reply: lineRefusal)
+        let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
+        let refusal = lineRefusal
+        session.withToken(token) { token in
+            session.client.create(liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
+                                  stream: stream, lineKey: server.lineKey, reply: refusal)
+        }
+    }
+
+    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
+    public func renewLineToken(_ token: String) {
+        guard let line = currentLine else { return reportLine(notOpen("renewToken")) }
+        line.renew(with: token)
     }
 
     /// Lets the applicant `peerId` co-host (seed: acceptRTCLine); 602 (`.refused`)

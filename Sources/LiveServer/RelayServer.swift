@@ -47,6 +47,14 @@ public final class RelayServer: Sendable {
             rtmp.publishAuthorizer.install { [weak line] key, query in
                 line?.publishRefusal(streamName: key.name, query: query)
             }
+            line.publisherQuery = { [weak rtmp] key in rtmp?.publisherQuery(of: key) }
+            // A co-host's stream lives in the app its co-host chose: end it in every app.
+            line.onCohostGone = { [weak rtmp] pubId in
+                guard let rtmp else { return }
+                for stream in rtmp.streams() where stream.name == pubId {
+                    rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
+                }
+            }
             http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
                                   router: RelayHTTPAPI.router(for: rtmp, line: line))
         } catch {

@@ -128,6 +128,9 @@ final class RelayStream: @unchecked Sendable {
 
     var hasPublisher: Bool { locked { publisher != nil } }
 
+    /// The live publisher and the query it published with, nil without one.
+    var livePublisher: (publisher: RelayPublisher, query: String?)? { locked { publisher.map { ($0.publisher, $0.query) } } }
+
     // MARK: publishing
 
     /// The takeover rule (DESIGN.md §3: "unless it is the same authorised publisher

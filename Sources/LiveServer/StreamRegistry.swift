@@ -49,6 +49,13 @@ final class StreamRegistry: @unchecked Sendable {
         return (stream, claim)
     }
 
+    /// The stream of `key`, if it exists.
+    func stream(_ key: StreamKey) -> RelayStream? {
+        lock.lock()
+        defer { lock.unlock() }
+        return streams[key]
+    }
+
     /// Forgets `stream` if nobody publishes or plays it any more.
     func removeIfEmpty(_ stream: RelayStream) {
         lock.lock()
