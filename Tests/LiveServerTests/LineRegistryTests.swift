@@ -250,6 +250,7 @@ struct LineRegistryTests {
     func applicationTimeout() throws {
         var h = H(limits: LineLimits(applyTimeout: .seconds(30), heartbeatTimeout: .seconds(1000)))
         h.open(guests: 1)
+        h.advance(seconds: 0)  // the member count
         let peerId = try h.apply(1)
         #expect(h.advance(seconds: 29).isEmpty)
         h.advance(seconds: 1.5)
