@@ -51,7 +51,7 @@ let package = Package(
         .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveNet", "LiveTestSupport"]),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveRTMP"]),
-        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveTestSupport"]),
+        .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveAuth", "LiveTestSupport"]),
         .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveTestSupport"]),
         .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"]),
     ],

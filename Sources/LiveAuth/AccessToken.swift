@@ -43,12 +43,17 @@ public enum AccessToken {
     /// `url` with `token=` (percent-encoded) added to its query, replacing a `token=` already
     /// there: what a client appends to an RTMP URL (`rtmp://h/live/room1?token=…`).
     public static func appending(_ token: String, to url: String) -> String {
+        guard let mark = url.firstIndex(of: "?") else { return url + "?" + query(nil, setting: token) }
+        return String(url[..<mark]) + "?" + query(String(url[url.index(after: mark)...]), setting: token)
+    }
+
+    /// `query` ("line=s&token=old", or nil) with its `token=` set to `token`, percent-encoded.
+    public static func query(_ query: String?, setting token: String) -> String {
         var allowed = CharacterSet.alphanumerics
         allowed.insert(charactersIn: "-._~")
         let encoded = token.addingPercentEncoding(withAllowedCharacters: allowed) ?? token
-        guard let mark = url.firstIndex(of: "?") else { return url + "?token=" + encoded }
-        let kept = url[url.index(after: mark)...].split(separator: "&").filter { !$0.hasPrefix("token=") }
-        return String(url[..<mark]) + "?" + (kept + ["token=" + encoded[...]]).joined(separator: "&")
+        let kept = (query ?? "").split(separator: "&").filter { !$0.hasPrefix("token=") }
+        return (kept + ["token=" + encoded[...]]).joined(separator: "&")
     }
 
     /// The most `peek` reads; a client's own token is never near it.

@@ -30,9 +30,8 @@ public struct TokenVerifier: Sendable {
         let expected = HMACSHA256.mac(key: secret, Array(parts.signingInput.utf8))
         guard Self.constantTimeEqual(signature, expected) else { throw .badSignature }
         let claims = try AccessToken.claims(parts.payload)
+        if hasExpired(exp: claims.exp, nowSeconds: nowSeconds) { throw .expired(exp: claims.exp) }
         // Only our own values take part in arithmetic; the token's are only compared.
-        let (late, lateOverflow) = nowSeconds.subtractingReportingOverflow(leewaySeconds)
-        if !lateOverflow, late >= claims.exp { throw .expired(exp: claims.exp) }
         let (early, earlyOverflow) = nowSeconds.addingReportingOverflow(leewaySeconds)
         if let nbf = claims.nbf, !earlyOverflow, early < nbf { throw .notYetValid(nbf: nbf) }
         return claims
@@ -47,6 +46,14 @@ public struct TokenVerifier: Sendable {
         let claims = try verify(token, nowSeconds: nowSeconds)
         guard claims.allows(action, path: path) else { throw .forbidden(action: action, path: path) }
         return claims
+    }
+
+    /// Whether a token expiring at `exp` is past it at `nowSeconds`, leeway forgiven: what a
+    /// server checks again on a live session (`verify` checks it at the start).
+    public func hasExpired(exp: Int64, nowSeconds: Int64) -> Bool {
+        // Only our own values take part in arithmetic; `exp` is only compared.
+        let (late, overflow) = nowSeconds.subtractingReportingOverflow(leewaySeconds)
+        return !overflow && late >= exp
     }
 
     /// Equal lengths and bytes, taking the same time wherever the first difference is.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCodec
 import LiveCore
 import LiveRTMP
@@ -40,6 +41,12 @@ public final class Guest: @unchecked Sendable {
         }()
         /// Reconnect and congestion settings of the co-host push.
         public var cohostPush = RTMPPublishSink.Options()
+        /// Fresh tokens for every connect and reconnect of the play and of the co-host push
+        /// (the anyRTC SDK's token provider, getRTCToken); the line session uses the same one.
+        /// Stored in `cohostPush` too.
+        public var tokenProvider: TokenProvider? {
+            didSet { cohostPush.tokenProvider = tokenProvider }
+        }
 
         public init() {}
     }
@@ -79,6 +86,7 @@ public final class Guest: @unchecked Sendable {
         configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds
         configuration.reconnect = options.reconnect
         configuration.timeout = options.timeout
+        configuration.tokenProvider = options.tokenProvider
         let pipeline = try GuestPipeline(configuration: configuration)
         pipeline.onEvent = onEvent
         if let sink { pipeline.onFrame = { [weak self, weak sink] frame in if let sink { self?.show(frame, on: sink) } } }

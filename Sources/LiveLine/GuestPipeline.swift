@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCodec
 import LiveCore
 import LiveNet
@@ -49,6 +50,9 @@ public final class GuestPipeline: @unchecked Sendable {
         public var reconnect = ReconnectBackoff()
         /// No frame for this long after the first one is a stall (`buffering(0)`).
         public var stallMilliseconds = 500
+        /// Asked for a fresh token before the first connect and every reconnect; the token
+        /// goes on the stream name as `?token=`. nil: the URL as given.
+        public var tokenProvider: TokenProvider?
 
         public init(url: RTMPURL) { self.url = url }
     }
@@ -174,9 +178,11 @@ public final class GuestPipeline: @unchecked Sendable {
     /// Opens the outputs, starts the player's loop and the decode thread; returns at once.
     public func start() throws {
         if let path = configuration.y4mPath { y4m = try Y4MWriter(path: path) }
+        let url = try configuration.tokenProvider.map(StreamTokenSource.init)?
+            .url(for: configuration.url, timeout: configuration.timeout) ?? configuration.url
         let loop = try EventLoop(name: "liveline-guest")
         self.loop = loop
-        let player = makePlayer(loop: loop)
+        let player = makePlayer(url: url, loop: loop)
         lock.lock()
         self.player = player
         lock.unlock()
@@ -210,8 +216,8 @@ public final class GuestPipeline: @unchecked Sendable {
 
     // MARK: - Loop thread
 
-    private func makePlayer(loop: EventLoop) -> RTMPPlayer {
-        let player = RTMPPlayer(url: configuration.url, loop: loop,
+    private func makePlayer(url: RTMPURL, loop: EventLoop) -> RTMPPlayer {
+        let player = RTMPPlayer(url: url, loop: loop,
                                 configuration: RTMPPlayer.Configuration(connectTimeout: configuration.timeout))
         player.onEvent = { [weak self, weak player] event in
             guard let self, let player, currentPlayer === player else { return }
@@ -231,12 +237,32 @@ public final class GuestPipeline: @unchecked Sendable {
             guard let self, self.requestedEnd() == nil else { return }
             // What comes next starts a new picture: wait for its keyframe.
             self.skippingToKeyframe = true
-            let player = self.makePlayer(loop: loop)
-            self.lock.lock()
-            self.player = player
-            self.lock.unlock()
-            player.start()
+            guard let tokens = self.configuration.tokenProvider.map(StreamTokenSource.init) else {
+                return self.reconnect(to: self.configuration.url, loop: loop)
+            }
+            tokens.fetch(for: self.configuration.url) { [weak self] result in
+                loop.execute { [weak self] in
+                    guard let self, self.requestedEnd() == nil else { return }
+                    switch result {
+                    case .success(let url):
+                        self.reconnect(to: url, loop: loop)
+                    case .failure(let tokenError):
+                        // Counts as a failed try: the provider may answer next time.
+                        Log.warning("RTMP play of \(self.configuration.url): \(tokenError)")
+                        self.retry(after: error)
+                    }
+                }
+            }
         }
+    }
+
+    /// A new player of `url` becomes the current one. Loop thread.
+    private func reconnect(to url: RTMPURL, loop: EventLoop) {
+        let player = makePlayer(url: url, loop: loop)
+        lock.lock()
+        self.player = player
+        lock.unlock()
+        player.start()
     }
 
     private func handle(_ event: RTMPPlayer.Event) {

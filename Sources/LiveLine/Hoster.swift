@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCapture
 import LiveCodec
 import LiveCore
@@ -35,6 +36,12 @@ public final class Hoster: @unchecked Sendable {
         public var landscape = true
         /// Reconnect, congestion threshold and adaptive bitrate of the push.
         public var push = RTMPPublishSink.Options()
+        /// Fresh tokens for every connect and reconnect of the push (the anyRTC SDK's token
+        /// provider, getRTCToken); the line session uses the same one. Stored in `push`.
+        public var tokenProvider: TokenProvider? {
+            get { push.tokenProvider }
+            set { push.tokenProvider = newValue }
+        }
 
         public init() {
             push.bitrate = BitrateController.Settings(minKbps: 200, maxKbps: configuration.bitrateKbps)

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCodec
 import LiveCore
 import LiveNet
@@ -36,6 +37,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         public var congestionMilliseconds = 500
         /// Adaptive bitrate limits; nil keeps the encoder's bitrate.
         public var bitrate: BitrateController.Settings?
+        /// Asked for a fresh token before the first connect and every reconnect; the token
+        /// goes on the stream name as `?token=` (replacing one in the URL). nil: the URL as given.
+        public var tokenProvider: TokenProvider?
 
         public init() {
             // A small kernel send buffer (the kernel doubles it): a narrow link then
@@ -121,7 +125,16 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             controller = BitrateController(settings: settings, startKbps: stream.bitrate / 1000)
             if let target = controller?.targetKbps, target != stream.bitrate / 1000 { encoder?.setBitrate(kbps: target) }
         }
-        let publisher = makePublisher(loop: loop)
+        let publisher: RTMPPublisher
+        do {
+            let url = try options.tokenProvider.map(StreamTokenSource.init)?
+                .url(for: self.url, timeout: options.publisher.connectTimeout) ?? self.url
+            publisher = makePublisher(url: url, loop: loop)
+        } catch {
+            loop.shutdown()
+            self.loop = nil
+            throw error
+        }
         lock.lock()
         current = publisher
         lock.unlock()
@@ -195,7 +208,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
 
     // MARK: - Loop
 
-    private func makePublisher(loop: EventLoop) -> RTMPPublisher {
+    private func makePublisher(url: RTMPURL, loop: EventLoop) -> RTMPPublisher {
         let publisher = RTMPPublisher(url: url, loop: loop, configuration: options.publisher)
         publisher.onEvent = { [weak self, unowned publisher] event in self?.handle(event, from: publisher) }
         publisher.onCongestion = { [weak self] congested, _ in
@@ -261,17 +274,39 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         attempt += 1
         onEvent?(.reconnecting(times: attempt))
         retryTimer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in
-            guard let self else { return }
-            self.lock.lock()
-            let stop = self.closing
-            self.lock.unlock()
-            guard !stop else { return }
-            let publisher = self.makePublisher(loop: loop)
-            self.lock.lock()
-            self.current = publisher
-            self.lock.unlock()
-            publisher.start()
+            guard let self, !self.isClosing else { return }
+            guard let tokens = self.options.tokenProvider.map(StreamTokenSource.init) else {
+                return self.reconnect(to: self.url, loop: loop)
+            }
+            tokens.fetch(for: self.url) { [weak self] result in
+                loop.execute { [weak self] in
+                    guard let self, !self.isClosing else { return }
+                    switch result {
+                    case .success(let url):
+                        self.reconnect(to: url, loop: loop)
+                    case .failure(let error):
+                        // Counts as a failed try: the provider may answer next time.
+                        Log.warning("RTMP publish to \(self.url): \(error)")
+                        self.retry()
+                    }
+                }
+            }
         }
+    }
+
+    /// A new publisher to `url` becomes the current one. Loop.
+    private func reconnect(to url: RTMPURL, loop: EventLoop) {
+        let publisher = makePublisher(url: url, loop: loop)
+        lock.lock()
+        current = publisher
+        lock.unlock()
+        publisher.start()
+    }
+
+    private var isClosing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return closing
     }
 
     private func giveUp(_ code: LiveCode, _ detail: String) {

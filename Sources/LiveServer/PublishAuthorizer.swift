@@ -1,35 +1,75 @@
 import Foundation
+import LiveAuth
 
 /// A rule the relay asks before accepting a publish, on top of its one-publisher-per-name
-/// rule: given the stream and the publish URL's query, it returns why the publish is
-/// refused, or nil. `liveline serve` installs the co-host line's rule (only a co-host may
-/// publish its `line-…` pubId stream, with the `line=SECRET` it was given).
+/// rule (and, with auth on, the token check): given the stream and the publish URL's
+/// query, it returns why the publish is refused, or nil. `liveline serve` installs the
+/// co-host line's rule (only a co-host may publish its `line-…` pubId stream, with the
+/// `line=SECRET` it was given).
 ///
-/// Thread-safe: the rule is swapped and read under `lock`; it runs on the publishing
+/// Thread-safe: the rule is swapped and read under a lock; it runs on the publishing
 /// connection's loop.
-public final class PublishAuthorizer: @unchecked Sendable {
-    // @unchecked: `rule` is touched only while holding `lock`.
+public final class PublishAuthorizer: Sendable {
     public typealias Rule = @Sendable (_ key: StreamKey, _ query: String?) -> String?
 
-    private let lock = NSLock()
-    private var rule: Rule?
+    private let slot: RuleSlot<Rule>
 
     public init(_ rule: Rule? = nil) {
-        self.rule = rule
+        slot = RuleSlot(rule)
     }
 
     /// Replaces the rule (nil: allow every publish).
-    public func install(_ rule: Rule?) {
+    public func install(_ rule: Rule?) { slot.install(rule) }
+
+    /// Why publishing `key` with `query` is refused, nil when allowed.
+    public func refusal(_ key: StreamKey, query: String?) -> String? {
+        slot.current?(key, query)
+    }
+}
+
+/// A rule the relay asks before accepting a play of a co-host stream (a name starting
+/// `line-`), after the token check when auth is on: given the stream, the play URL's query
+/// and the verified claims of the player's token (nil with auth off), it returns why the
+/// play is refused, or nil. `liveline serve` installs the line's rule: a co-host stream is
+/// playable only by the line's members.
+///
+/// Thread-safe like `PublishAuthorizer`; the rule runs on the playing connection's loop.
+public final class PlayAuthorizer: Sendable {
+    public typealias Rule = @Sendable (_ key: StreamKey, _ query: String?, _ claims: AccessClaims?) -> String?
+
+    private let slot: RuleSlot<Rule>
+
+    public init(_ rule: Rule? = nil) {
+        slot = RuleSlot(rule)
+    }
+
+    /// Replaces the rule (nil: allow every play).
+    public func install(_ rule: Rule?) { slot.install(rule) }
+
+    /// Why playing `key` is refused, nil when allowed.
+    public func refusal(_ key: StreamKey, query: String?, claims: AccessClaims?) -> String? {
+        slot.current?(key, query, claims)
+    }
+}
+
+/// One replaceable rule, read and swapped under a lock.
+private final class RuleSlot<Rule>: @unchecked Sendable {
+    // @unchecked: `rule` is touched only while holding `lock`; the rules stored are
+    // @Sendable closures.
+    private let lock = NSLock()
+    private var rule: Rule?
+
+    init(_ rule: Rule?) { self.rule = rule }
+
+    func install(_ rule: Rule?) {
         lock.lock()
         self.rule = rule
         lock.unlock()
     }
 
-    /// Why publishing `key` with `query` is refused, nil when allowed.
-    public func refusal(_ key: StreamKey, query: String?) -> String? {
+    var current: Rule? {
         lock.lock()
-        let rule = self.rule
-        lock.unlock()
-        return rule?(key, query)
+        defer { lock.unlock() }
+        return rule
     }
 }

@@ -1,3 +1,4 @@
+import LiveAuth
 import LiveCore
 import LiveNet
 import LiveRTMP
@@ -30,8 +31,14 @@ public final class RTMPServer: Sendable {
         /// A player's queue refuses writes from this many bytes until it drains to the low mark.
         public var playerHighWatermark: Int
         public var playerLowWatermark: Int
-        /// A live publisher silent this long may be taken over by a new publish of its name.
+        /// A live publisher silent this long may be taken over by a new publish of its name
+        /// (with auth on, a publisher whose token grants the name takes over at once).
         public var takeoverQuietInterval: Duration
+        /// With a verifier, publish and play need a token granting `publish` / `play` on
+        /// "app/name" (`?token=` on the stream name, else on connect's tcUrl); nil: open.
+        public var auth: TokenVerifier? = nil
+        /// What happens to a publishing or playing session whose token expires.
+        public var onExpiry: TokenExpiryPolicy = .keep
 
         public init(host: String = "127.0.0.1", port: UInt16 = 1935, maxConnections: Int? = 4096,
                     handshakeTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
@@ -60,6 +67,8 @@ public final class RTMPServer: Sendable {
     public let counters = RelayCounters()
     /// Asked before every publish (the co-host line's pubId rule); allows all by default.
     public let publishAuthorizer = PublishAuthorizer()
+    /// Asked before every play of a co-host stream (`line-…`); allows all by default.
+    public let playAuthorizer = PlayAuthorizer()
     let registry: StreamRegistry
     // Set once in init, right after the listener exists; sessions reach the server
     // through it only after accept.

@@ -1,3 +1,4 @@
+import LiveAuth
 import LiveCore
 import LiveNet
 import LiveRTMP
@@ -43,6 +44,10 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     private var lastMediaMicros: UInt64 = 0
     private var withoutRoleSinceMicros: UInt64 = 0
     private var closed = false
+    /// With auth on: the token sent with connect (tcUrl's query), already verified.
+    private var connectToken: String?
+    /// With auth on: when the token of the current publication or playback expires.
+    private var tokenExpiry: Int64?
 
     var loop: EventLoop { connection.loop }
     private var peer: String { connection.peerAddress }
@@ -106,10 +111,12 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     private func handle(_ event: RTMPServerSessionCore.Event) throws {
         switch event {
+        case .connected(let parameters):
+            try connected(parameters)
         case .publishRequested(let streamID, let name, let query, _):
             try publish(streamID: streamID, name: name, query: query)
-        case .playRequested(let streamID, let name, _):
-            try play(streamID: streamID, name: name)
+        case .playRequested(let streamID, let name, let query):
+            try play(streamID: streamID, name: name, query: query)
         case .metadata(let streamID, let data, let raw):
             guard let publication, publication.streamID == streamID, case .onMetaData = data else { return }
             let message = try RTMPMessage.data(data).raw(timestamp: raw.timestamp, messageStreamID: streamID)
@@ -133,7 +140,43 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     }
 
     private func streamKey(_ name: String) -> StreamKey {
-        StreamKey(app: core.connectParameters?.app ?? "", name: name)
+        StreamKey(app: StreamAccess.app(core.connectParameters), name: name)
+    }
+
+    /// With auth on, a token in connect's tcUrl must verify; a bad one is refused at once
+    /// with NetConnection.Connect.Rejected instead of the success the core prepared.
+    private func connected(_ parameters: RTMPConnectParameters) throws {
+        guard let verifier = server.configuration.auth, let token = StreamAccess.connectToken(parameters) else { return }
+        do {
+            _ = try verifier.verify(token, nowSeconds: StreamAccess.nowSeconds())
+            connectToken = token
+        } catch {
+            RelayCounters.add(server.counters.refusedConnects, 1)
+            Log.warning("rtmp \(peer): connect refused: \(error.statusText)")
+            // The core's answer (window size, bandwidth, chunk size, _result) is dropped
+            // unsent: the peer still reads 128-byte chunks and sees only the refusal.
+            _ = core.takeOutput()
+            forgetCoreChunkStreams()
+            try core.send(.setChunkSize(UInt32(server.configuration.chunkSize)))
+            let status = RTMPStatus(level: "error", code: RTMPStatus.Code.connectRejected, description: error.statusText)
+            try core.send(.command(.error(transactionID: 1, properties: .null, information: .object(status.object))))
+            flushCore()
+            closed = true
+            connection.close()
+        }
+    }
+
+    /// With auth on, the claims granting `action` on `key`; nil when auth is off. A refusal
+    /// is logged, counted and thrown for the caller to answer.
+    private func authorize(_ action: AccessAction, _ key: StreamKey, query: String?) throws(TokenError) -> AccessClaims? {
+        guard let verifier = server.configuration.auth else { return nil }
+        do {
+            return try StreamAccess.authorize(verifier, action, key: key, query: query, connectToken: connectToken,
+                                              nowSeconds: StreamAccess.nowSeconds())
+        } catch {
+            Log.warning("rtmp \(peer): \(action.rawValue) of \(key) refused: \(error.statusText)")
+            throw error
+        }
     }
 
     private func publish(streamID: UInt32, name: String, query: String?) throws {
@@ -142,13 +185,21 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             return
         }
         let key = streamKey(name)
+        let claims: AccessClaims?
+        do {
+            claims = try authorize(.publish, key, query: query)
+        } catch {
+            RelayCounters.add(server.counters.refusedPublishes, 1)
+            try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: error.statusText)
+            return
+        }
         if let refusal = server.publishAuthorizer.refusal(key, query: query) {
             RelayCounters.add(server.counters.refusedPublishes, 1)
             Log.warning("rtmp \(peer): publish of \(key) refused: \(refusal)")
             try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: refusal)
             return
         }
-        let (stream, claim) = server.registry.claim(key, by: self, address: peer, query: query)
+        let (stream, claim) = server.registry.claim(key, by: self, address: peer, authorized: claims != nil)
         switch claim {
         case .accepted(let replaced):
             if let replaced {
@@ -157,6 +208,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
                 replaced.loop.execute { replaced.replaced() }
             }
             publication = (stream, streamID)
+            tokenExpiry = claims?.exp
             lastMediaMicros = Clock.monotonicMicros()
             try core.acceptPublish(streamID: streamID)
             Log.info("rtmp \(peer): publishing \(key)")
@@ -168,15 +220,31 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
     }
 
-    private func play(streamID: UInt32, name: String) throws {
+    private func play(streamID: UInt32, name: String, query: String?) throws {
         guard publication == nil, playback == nil else {
             try core.rejectPlay(streamID: streamID, description: "This connection already has a stream")
             return
         }
+        let key = streamKey(name)
+        let claims: AccessClaims?
+        do {
+            claims = try authorize(.play, key, query: query)
+        } catch {
+            RelayCounters.add(server.counters.refusedPlays, 1)
+            try core.rejectPlay(streamID: streamID, code: StreamAccess.playFailed, description: error.statusText)
+            return
+        }
+        if name.hasPrefix("line-"), let refusal = server.playAuthorizer.refusal(key, query: query, claims: claims) {
+            RelayCounters.add(server.counters.refusedPlays, 1)
+            Log.warning("rtmp \(peer): play of \(key) refused: \(refusal)")
+            try core.rejectPlay(streamID: streamID, code: StreamAccess.playFailed, description: refusal)
+            return
+        }
         let counters = PlayerCounters()
-        let joined = server.registry.join(streamKey(name), player: self, address: peer, counters: counters)
+        let joined = server.registry.join(key, player: self, address: peer, counters: counters)
         playback = Playback(stream: joined.stream, streamID: streamID, counters: counters,
                             needsKeyframe: !joined.startsAtKeyframe)
+        tokenExpiry = claims?.exp
         try core.acceptPlay(streamID: streamID)
         flushCore()
         Log.info("rtmp \(peer): playing \(joined.stream.key)")
@@ -333,6 +401,12 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         if publication != nil, now &- lastMediaMicros > idle {
             Log.warning("rtmp \(peer): publisher sent no media for \(server.configuration.idleTimeout); closing")
             connection.abort(.timedOut("RTMP publisher media"))
+            return
+        }
+        if server.configuration.onExpiry == .close, publication != nil || playback != nil, let exp = tokenExpiry,
+           let verifier = server.configuration.auth, verifier.hasExpired(exp: exp, nowSeconds: StreamAccess.nowSeconds()) {
+            Log.warning("rtmp \(peer): token expired at \(exp); closing (--on-expiry close)")
+            connection.abort(.timedOut("RTMP session token"))
             return
         }
         if publication == nil, playback == nil, now &- withoutRoleSinceMicros > idle {

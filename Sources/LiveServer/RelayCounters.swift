@@ -16,6 +16,10 @@ public final class RelayCounters: Sendable {
     public let refusedPublishes = Atomic<UInt64>(0)
     /// Publishers replaced by their returning selves.
     public let takeovers = Atomic<UInt64>(0)
+    /// Plays refused (a token that does not grant it, or the co-host play rule).
+    public let refusedPlays = Atomic<UInt64>(0)
+    /// Connects refused with NetConnection.Connect.Rejected (a bad token in tcUrl).
+    public let refusedConnects = Atomic<UInt64>(0)
 
     public init() {}
 

@@ -3,7 +3,8 @@ import LiveNet
 /// The relay's HTTP API: `GET /api/streams` (JSON array of `StreamStats`),
 /// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4); with a
 /// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
-/// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`).
+/// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`). With auth on, every
+/// route but `/healthz`, `/metrics` and `/line` needs an `api` token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
     /// The routes, answered on the HTTP connection's loop from the server's counters.
     public static func router(for server: RTMPServer, line: LineService? = nil) -> HTTPRouter {
@@ -16,7 +17,8 @@ public enum RelayHTTPAPI {
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return .response(response)
         }
-        return router
+        guard let verifier = server.configuration.auth else { return router }
+        return HTTPAccess.guarded(router, verifier: verifier)
     }
 
     /// The metrics page: totals, then per-stream series labelled app and name.
@@ -48,6 +50,10 @@ public enum RelayHTTPAPI {
                total(counters.refusedPublishes.load(ordering: .relaxed)))
         metric("liveline_publish_takeovers_total", "counter", "Publishers replaced by their returning selves.",
                total(counters.takeovers.load(ordering: .relaxed)))
+        metric("liveline_play_refused_total", "counter", "Plays refused for their token or the co-host play rule.",
+               total(counters.refusedPlays.load(ordering: .relaxed)))
+        metric("liveline_connect_refused_total", "counter", "Connects refused with NetConnection.Connect.Rejected.",
+               total(counters.refusedConnects.load(ordering: .relaxed)))
         func labels(_ stream: StreamStats) -> String {
             "{app=\"\(escape(stream.app))\",name=\"\(escape(stream.name))\"}"
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveNet
 
@@ -14,6 +15,18 @@ public final class RelayServer: Sendable {
         public var loops: Int
         /// The co-host line on `/line` (DESIGN.md §4).
         public var line = LineLimits()
+        /// The token verifier (nil: no access control). It checks RTMP publish and play,
+        /// and every HTTP route but `/healthz`, `/metrics` and the line's `/line`, which
+        /// checks its own. Stored in `rtmp.auth`.
+        public var auth: TokenVerifier? {
+            get { rtmp.auth }
+            set { rtmp.auth = newValue }
+        }
+        /// What happens to a live RTMP session whose token expires. Stored in `rtmp.onExpiry`.
+        public var onExpiry: TokenExpiryPolicy {
+            get { rtmp.onExpiry }
+            set { rtmp.onExpiry = newValue }
+        }
 
         public init(rtmp: RTMPServer.Configuration = RTMPServer.Configuration(), httpHost: String = "127.0.0.1",
                     httpPort: UInt16 = 8080, loops: Int = RelayServer.defaultLoopCount) {

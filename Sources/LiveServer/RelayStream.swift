@@ -71,7 +71,6 @@ final class RelayStream: @unchecked Sendable {
     private struct PublisherSlot {
         let publisher: RelayPublisher
         let address: String
-        let query: String?
         var lastActivityMicros: UInt64
         let startedMicros: UInt64
     }
@@ -133,28 +132,30 @@ final class RelayStream: @unchecked Sendable {
 
     // MARK: publishing
 
-    /// The takeover rule (DESIGN.md §3: "unless it is the same authorised publisher
+    /// The takeover rule (DESIGN.md §3, "unless it is the same authorised publisher
     /// coming back"). A publish of a live name is accepted, and the live publisher
     /// dropped, when
-    /// - it carries the same non-empty query as the live publisher (the returning
-    ///   publisher's `?token=`/key: the URL it was given), or
+    /// - the new publisher is `authorized`: auth is on and its verified token grants
+    ///   `publish` on this name (the returning hoster with a fresh token), or
     /// - the live publisher has sent nothing for `quietMicros` (its connection is dead
     ///   but not yet noticed: a live encoder sends many messages per second).
-    /// Otherwise it is refused (NetStream.Publish.BadName).
-    static func allowsTakeover(liveQuery: String?, liveLastActivityMicros: UInt64, newQuery: String?,
-                               nowMicros: UInt64, quietMicros: UInt64) -> Bool {
-        if let liveQuery, !liveQuery.isEmpty, liveQuery == newQuery { return true }
+    /// Otherwise it is refused (NetStream.Publish.BadName). What the clients put in their
+    /// query strings plays no part: two clients sending the same (or no) query are not
+    /// the same publisher.
+    static func allowsTakeover(authorized: Bool, liveLastActivityMicros: UInt64, nowMicros: UInt64,
+                               quietMicros: UInt64) -> Bool {
+        if authorized { return true }
         return nowMicros >= liveLastActivityMicros && nowMicros - liveLastActivityMicros > quietMicros
     }
 
-    func claim(_ candidate: RelayPublisher, address: String, query: String?, nowMicros: UInt64,
+    func claim(_ candidate: RelayPublisher, address: String, authorized: Bool, nowMicros: UInt64,
                quietMicros: UInt64) -> Claim {
         locked {
             var replaced: RelayPublisher?
             if let live = publisher {
                 guard live.publisher !== candidate,
-                      Self.allowsTakeover(liveQuery: live.query, liveLastActivityMicros: live.lastActivityMicros,
-                                          newQuery: query, nowMicros: nowMicros, quietMicros: quietMicros)
+                      Self.allowsTakeover(authorized: authorized, liveLastActivityMicros: live.lastActivityMicros,
+                                          nowMicros: nowMicros, quietMicros: quietMicros)
                 else { return .refused(holder: live.address) }
                 replaced = live.publisher
             }
@@ -168,7 +169,7 @@ final class RelayStream: @unchecked Sendable {
             windowFrames = 0
             measuredBitrate = 0
             measuredFPS = 0
-            publisher = PublisherSlot(publisher: candidate, address: address, query: query,
+            publisher = PublisherSlot(publisher: candidate, address: address,
                                       lastActivityMicros: nowMicros, startedMicros: nowMicros)
             return .accepted(replaced: replaced)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCapture
 import LiveCore
 import LiveLine
@@ -49,6 +50,7 @@ enum GuestCommand: Command {
           --no-play            do not play RTMP_URL (only co-host)
           --say TEXT           send a message to the room after joining
         \(LineOptions.help)
+        \(TokenOption.help)
         With --line the run also ends when the hoster hangs up or closes the line; the
         line's events print as JSON lines with --stats json ({"event":"applicationResult",
         "code":0,...}, "cohostOpened", "message", "memberCount", ...).
@@ -77,6 +79,7 @@ enum GuestCommand: Command {
         if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
         if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
+        let tokenProvider = try TokenOption.parse(&arguments)
         let lineOptions = lineId != nil || apply
             ? try LineOptions.parse(&arguments, liveId: lineId ?? "", defaultUserId: "guest-\(getpid())") : nil
         let positionals = arguments.positionals()
@@ -108,13 +111,14 @@ enum GuestCommand: Command {
         configuration.recordPath = record
         configuration.bufferTargetMilliseconds = bufferMs == 0 ? nil : bufferMs
         if let tries { configuration.reconnect.maxTries = tries }
+        configuration.tokenProvider = tokenProvider
         let report = GuestReport(json: json, toStandardError: y4m == "-")
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
             _ = try SourceSpec(parsing: cohost.source)
             line = GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
-                                 json: json, toStandardError: y4m == "-")
+                                 json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveLine
 import LiveRTMP
@@ -26,9 +27,10 @@ final class GuestLineRole: @unchecked Sendable {
     private var _outcome: Outcome?
 
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
-         json: Bool, toStandardError: Bool) {
+         json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil) {
         var kitOptions = Guest.Options()
         kitOptions.cohost = cohost
+        kitOptions.tokenProvider = tokenProvider
         guest = Guest(options: kitOptions)
         self.options = options
         server = options.server(for: url)

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCapture
 import LiveCodec
 import LiveCore
@@ -42,6 +43,7 @@ enum HostCommand: Command {
                                hangup PEER | say TEXT | template NAME | close
           --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes)
         \(LineOptions.help)
+        \(TokenOption.help)
         Encoding:
           --bitrate KBPS       H.264 bitrate in kbit/s, CBR (default 2500)
           --preset NAME        x264 preset (default veryfast)
@@ -171,6 +173,7 @@ struct HosterOptions {
             o.accept = parsed
         }
         if let info = try arguments.value("--live-info") { o.liveInfo = info }
+        o.push.tokenProvider = try TokenOption.parse(&arguments)
         o.configuration = c
         return o
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveServer
 
@@ -19,6 +20,10 @@ enum ServeCommand: Command {
           --max-cohosts N          co-hosts on a line besides the hoster (default 3)
           --apply-timeout S        an unanswered co-host application is cancelled after S seconds (default 30)
           --heartbeat-timeout S    a line participant silent for S seconds counts as gone (default 30)
+          --auth-secret-file FILE  check access tokens signed with FILE's secret ('liveline token')
+          --no-auth                allow listening beyond loopback without tokens (warns loudly)
+          --on-expiry keep|close   a publisher or player whose token expires: keep it (default)
+                                   or close it at its next ping (every 10 s)
           --verbose                log every connection on stderr
           --help                   show this text
 
@@ -27,6 +32,17 @@ enum ServeCommand: Command {
         GET /api/live (living list), GET /api/live/ID/members?page=N, and the co-host
         line's WebSocket at ws://HOST:PORT/line. Stream names starting with "line-" are
         co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
+
+        Access control: with --auth-secret-file, RTMP publish and play need a token that
+        grants publish/play on APP/NAME, as ?token=TOKEN on the stream URL (or on the
+        connect URL); refusals are NetStream.Publish.BadName / NetStream.Play.Failed /
+        NetConnection.Connect.Rejected with the reason. A live stream is taken over only
+        by a publisher whose token grants it. Every HTTP route except /healthz, /metrics
+        and /line needs 'Authorization: Bearer TOKEN' (or ?token=) granting api on the
+        path without its leading slash (api/streams; --api 'api/*' grants all), else 401
+        with {"code","message"}. Without a secret the server listens only on loopback
+        unless --no-auth is given, and a live stream is taken over only after its
+        publisher has been silent for 2 s.
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -46,9 +62,38 @@ enum ServeCommand: Command {
         if let seconds = try arguments.double("--heartbeat-timeout", in: 0.1...86_400) {
             configuration.line.heartbeatTimeout = .milliseconds(Int(seconds * 1000))
         }
+        let secretFile = try arguments.value("--auth-secret-file")
+        let noAuth = arguments.flag("--no-auth")
+        if let policy = try arguments.value("--on-expiry") {
+            guard let value = TokenExpiryPolicy(rawValue: policy) else {
+                throw UsageError("--on-expiry must be keep or close, not '\(policy)'")
+            }
+            rtmp.onExpiry = value
+        }
         if arguments.flag("--verbose") { Log.threshold = .info }
         if let extra = arguments.positionals().first { throw UsageError("unexpected argument '\(extra)'") }
         try arguments.finish()
+        if secretFile != nil, noAuth { throw UsageError("--auth-secret-file and --no-auth contradict each other") }
+        if let secretFile {
+            rtmp.auth = TokenVerifier(secret: try TokenSecret.load(path: secretFile))
+        } else if rtmp.onExpiry != .keep {
+            throw UsageError("--on-expiry needs --auth-secret-file (without tokens nothing expires)")
+        } else {
+            let exposed = [("--rtmp", rtmpAddress), ("--http", httpAddress)].filter { !isLoopback($0.1.0) }
+            if let (option, address) = exposed.first, !noAuth {
+                throw UsageError("""
+                    \(option) \(address.0) is reachable beyond this machine and access control is off: \
+                    give --auth-secret-file FILE (make one with 'liveline token --new-secret FILE'), \
+                    or --no-auth to serve anyone who can connect
+                    """)
+            }
+            for (option, address) in exposed {
+                printError("""
+                    liveline serve: WARNING: NO ACCESS CONTROL (--no-auth) on \(option) \(address.0):\(address.1): \
+                    anyone who can connect may publish, play, take over streams and use the API
+                    """)
+            }
+        }
         configuration.rtmp = rtmp
 
         signal(SIGPIPE, SIG_IGN)
@@ -74,6 +119,20 @@ enum ServeCommand: Command {
             throw UsageError("\(option) must look like HOST:PORT with a port in 0...65535, not '\(text)'")
         }
         return (host, port)
+    }
+
+    /// Whether `host` is a loopback name or address (127.0.0.0/8, ::1, localhost).
+    /// Any other host name counts as reachable from elsewhere.
+    static func isLoopback(_ host: String) -> Bool {
+        if host.lowercased() == "localhost" { return true }
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return UInt32(bigEndian: v4.s_addr) >> 24 == 127 }
+        var v6 = in6_addr()
+        guard inet_pton(AF_INET6, host, &v6) == 1 else { return false }
+        let bytes = withUnsafeBytes(of: v6) { Array($0) }
+        let loopback: [UInt8] = Array(repeating: 0, count: 15) + [1]
+        let mappedPrefix: [UInt8] = Array(repeating: 0, count: 10) + [0xff, 0xff]
+        return bytes == loopback || (Array(bytes[0..<12]) == mappedPrefix && bytes[12] == 127)
     }
 
     private static func hostForURL(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }

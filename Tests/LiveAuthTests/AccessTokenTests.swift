@@ -102,6 +102,14 @@ struct AccessTokenTests {
         #expect(refusal { try TokenVerifier(secret: secret, leewaySeconds: 0).verify(justNow, nowSeconds: now) } == .expired(exp: now - 3))
     }
 
+    @Test("hasExpired applies the leeway the way verify does")
+    func hasExpired() {
+        #expect(!verifier.hasExpired(exp: now, nowSeconds: now))
+        #expect(!verifier.hasExpired(exp: now, nowSeconds: now + 4))
+        #expect(verifier.hasExpired(exp: now, nowSeconds: now + 5))
+        #expect(!verifier.hasExpired(exp: Int64.min, nowSeconds: Int64.min))
+    }
+
     @Test("a token before its nbf is refused with 202")
     func notYetValid() throws {
         let token = AccessToken.mint(claims(nbf: now + 60), secret: secret)
@@ -221,5 +229,24 @@ struct AccessTokenTests {
         #expect(AccessToken.peek(token)?.exp == now - 100)
         #expect(AccessToken.peek("not a token") == nil)
         #expect(AccessToken.peek("a.b.c") == nil)
+    }
+}
+
+@Suite("IssuedToken")
+struct IssuedTokenTests {
+    @Test("peeking reads uid and expiry from the token; an unreadable one gets empty uid and no expiry")
+    func peeking() async throws {
+        let token = AccessToken.mint(AccessClaims(sub: "bob", exp: 1234, perm: []), secret: Array("whatever-secret-0123456789".utf8))
+        #expect(IssuedToken(peeking: token) == IssuedToken(token: token, uid: "bob", expiresAt: 1234))
+        #expect(IssuedToken(peeking: "opaque") == IssuedToken(token: "opaque", uid: "", expiresAt: Int64.max))
+        let provider = IssuedToken.fixedProvider(token)
+        #expect(try await provider().uid == "bob")
+    }
+
+    @Test("query(_:setting:) keeps the other parameters and replaces token=")
+    func query() {
+        #expect(AccessToken.query(nil, setting: "a.b") == "token=a.b")
+        #expect(AccessToken.query("line=s&token=old&x=1", setting: "n") == "line=s&x=1&token=n")
+        #expect(AccessToken.query("", setting: "a b") == "token=a%20b")
     }
 }

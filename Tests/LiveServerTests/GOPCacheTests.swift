@@ -103,21 +103,20 @@ struct RelayMessageTests {
 
 @Suite("StreamRegistry takeover rule")
 struct TakeoverRuleTests {
-    @Test("same non-empty query or a silent live publisher allows a takeover; anything else is refused")
+    @Test("an authorised publisher or a silent live publisher allows a takeover; anything else is refused")
     func rule() {
         let quiet: UInt64 = 2_000_000
-        // The returning publisher with its token, even while the old connection still sends.
-        #expect(RelayStream.allowsTakeover(liveQuery: "token=a", liveLastActivityMicros: 10_000_000, newQuery: "token=a",
+        // Auth on, the new publisher's token grants the name: at once, even while the old one sends.
+        #expect(RelayStream.allowsTakeover(authorized: true, liveLastActivityMicros: 10_000_000,
                                            nowMicros: 10_000_001, quietMicros: quiet))
-        // Another token, or none, while the live one is active: refused.
-        #expect(!RelayStream.allowsTakeover(liveQuery: "token=a", liveLastActivityMicros: 10_000_000, newQuery: "token=b",
-                                            nowMicros: 10_500_000, quietMicros: quiet))
-        #expect(!RelayStream.allowsTakeover(liveQuery: nil, liveLastActivityMicros: 10_000_000, newQuery: nil,
+        // Not authorised while the live one is active: refused, whatever the queries were.
+        #expect(!RelayStream.allowsTakeover(authorized: false, liveLastActivityMicros: 10_000_000,
                                             nowMicros: 11_999_999, quietMicros: quiet))
-        #expect(!RelayStream.allowsTakeover(liveQuery: "", liveLastActivityMicros: 10_000_000, newQuery: "",
-                                            nowMicros: 10_000_001, quietMicros: quiet))
         // A dead but unnoticed connection: silent for longer than the quiet interval.
-        #expect(RelayStream.allowsTakeover(liveQuery: nil, liveLastActivityMicros: 10_000_000, newQuery: nil,
+        #expect(RelayStream.allowsTakeover(authorized: false, liveLastActivityMicros: 10_000_000,
                                            nowMicros: 12_000_001, quietMicros: quiet))
+        // A clock that went backwards is not silence.
+        #expect(!RelayStream.allowsTakeover(authorized: false, liveLastActivityMicros: 10_000_000,
+                                            nowMicros: 1, quietMicros: quiet))
     }
 }

@@ -38,7 +38,7 @@ struct RelayStreamMergeTests {
         let loop = group.loops[0]
         let stream = RelayStream(key: StreamKey(app: "live", name: "merge"), chunkSize: 4096, gopLimits: .init())
         let source = Source(loop: loop)
-        guard case .accepted = stream.claim(source, address: "publisher", query: nil, nowMicros: 0, quietMicros: 1_000_000) else {
+        guard case .accepted = stream.claim(source, address: "publisher", authorized: false, nowMicros: 0, quietMicros: 1_000_000) else {
             Issue.record("claim refused")
             return
         }

@@ -10,9 +10,10 @@ func startRelay(_ configure: (inout RTMPServer.Configuration) -> Void = { _ in }
 }
 
 /// One blocking HTTP/1.0 GET (the server closes after answering): status and body.
-func httpGet(port: UInt16, _ path: String) throws -> (status: Int, body: String) {
+func httpGet(port: UInt16, _ path: String, headers: [String] = []) throws -> (status: Int, body: String) {
     let socket = try TestSocket(port: port)
-    socket.send(Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".utf8))
+    let fields = (["Host: 127.0.0.1"] + headers).map { $0 + "\r\n" }.joined()
+    socket.send(Array("GET \(path) HTTP/1.0\r\n\(fields)\r\n".utf8))
     var bytes: [UInt8] = []
     while case .bytes(let more) = socket.receive(timeout: 5) { bytes += more }
     let text = String(decoding: bytes, as: UTF8.self)
@@ -21,9 +22,9 @@ func httpGet(port: UInt16, _ path: String) throws -> (status: Int, body: String)
     return (status, parts.dropFirst().joined(separator: "\r\n\r\n"))
 }
 
-/// `GET /api/streams`, decoded.
-func apiStreams(_ relay: RelayServer) throws -> [StreamStats] {
-    let (status, body) = try httpGet(port: relay.httpPort, "/api/streams")
+/// `GET /api/streams`, decoded (`headers`: an Authorization for a relay with auth on).
+func apiStreams(_ relay: RelayServer, headers: [String] = []) throws -> [StreamStats] {
+    let (status, body) = try httpGet(port: relay.httpPort, "/api/streams", headers: headers)
     #expect(status == 200)
     return try JSONDecoder().decode([StreamStats].self, from: Data(body.utf8))
 }

@@ -48,8 +48,9 @@ struct Server {
     let rtmpPort: Int
     let httpPort: Int
 
-    init() throws {
-        background = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+    /// `extra`: more serve options (`--auth-secret-file FILE`).
+    init(_ extra: [String] = []) throws {
+        background = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0"] + extra)
         let ready = try background.waitForLine(prefix: "ready")
         // ready rtmp://127.0.0.1:PORT http://127.0.0.1:PORT
         let ports = ready.split(separator: " ").dropFirst().compactMap { $0.split(separator: ":").last.flatMap { Int($0) } }

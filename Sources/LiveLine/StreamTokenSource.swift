@@ -1,0 +1,65 @@
+import Foundation
+import LiveAuth
+import LiveCore
+import LiveRTMP
+
+/// Puts a fresh token from a `TokenProvider` on an RTMP URL before each connect and
+/// reconnect, as `?token=` on the stream name (what `liveline serve --auth-secret-file`,
+/// nginx-rtmp's and SRS's hooks read).
+struct StreamTokenSource: Sendable {
+    let provider: TokenProvider
+
+    /// `url` with a fresh token, waiting at most `timeout` for the provider. Blocks the
+    /// caller, so never call it on an event loop.
+    func url(for url: RTMPURL, timeout: Duration) throws -> RTMPURL {
+        let answer = Answer()
+        let done = DispatchSemaphore(value: 0)
+        fetch(for: url) { result in
+            answer.set(result)
+            done.signal()
+        }
+        let (seconds, attoseconds) = timeout.components
+        let wait = Double(seconds) + Double(attoseconds) / 1e18
+        guard done.wait(timeout: .now() + wait) == .success, let result = answer.result else {
+            throw LiveError(.authTimeout, "the token provider gave no token within \(timeout)")
+        }
+        return try result.get()
+    }
+
+    /// `url` with a fresh token, handed to `completion` on a task's thread (the caller
+    /// hops back to its loop); a provider error arrives as a `LiveError` (202).
+    func fetch(for url: RTMPURL, completion: @escaping @Sendable (Result<RTMPURL, LiveError>) -> Void) {
+        let provider = self.provider
+        Task {
+            do {
+                let issued = try await provider()
+                var withToken = url
+                withToken.query = AccessToken.query(url.query, setting: issued.token)
+                completion(.success(withToken))
+            } catch let error as LiveError {
+                completion(.failure(error))
+            } catch {
+                completion(.failure(LiveError(.authFailed, "the token provider failed: \(error)")))
+            }
+        }
+    }
+
+    /// The provider's answer, set once from the task.
+    private final class Answer: @unchecked Sendable {
+        // @unchecked: `stored` is touched only under `lock`.
+        private let lock = NSLock()
+        private var stored: Result<RTMPURL, LiveError>?
+
+        func set(_ result: Result<RTMPURL, LiveError>) {
+            lock.lock()
+            stored = result
+            lock.unlock()
+        }
+
+        var result: Result<RTMPURL, LiveError>? {
+            lock.lock()
+            defer { lock.unlock() }
+            return stored
+        }
+    }
+}
