@@ -56,6 +56,11 @@ struct LineKitTests {
         #expect(LineSessionEvent(LineEvent(.memberCount, total: 4)) == .memberCount(total: 4))
         #expect(LineSessionEvent(LineEvent(.liveStop)) == .liveStop)
         #expect(LineSessionEvent.refused(op: "accept", code: .lineFull, message: "full").fields.map(\.key) == ["op", "code", "message"])
+        // Tokens: the warning carries the seconds left; an expired token is an auth failure with 212.
+        #expect(LineSessionEvent(LineEvent(.tokenWillExpire, seconds: 300)) == .tokenWillExpire(seconds: 300))
+        #expect(LineSessionEvent(LineEvent(.tokenExpired, code: .authTimeout, message: "expired")) == .authFailed(code: .authTimeout, message: "expired"))
+        #expect(LineSessionEvent.authFailed(code: .authFailed, message: "m").name == "authFailed")
+        #expect(LineSessionEvent.tokenRenewed(expiresAt: 5).fields.map(\.key) == ["expiresAt"])
     }
 
     @Test("hoster kit + guest kit through a relay: apply, accept, the co-host's frames reach the mix, messages, AV status, live template change, hangup, close")

@@ -129,6 +129,22 @@ struct CohostLineTests {
         #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":601"), "stdout: \(guest.stdout)")
     }
 
+    @Test("host --line fails loudly (exit 1, the code on stderr) when the line cannot be opened, instead of running without it")
+    func lineRefusedFailsLoudly() throws {
+        let server = try Server()
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        // Line "other" is not this hoster's stream: the server refuses it (104).
+        let refused = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "other",
+                                       "--accept", "none", "--signal", signal, "--duration", "20")
+        #expect(refused.status == 1, "stderr: \(refused.stderr)")
+        #expect(refused.stderr.contains("the co-host line was not opened: code 104"), "stderr: \(refused.stderr)")
+        // No signaling server at all.
+        let lost = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "mine",
+                                    "--accept", "none", "--signal", "ws://127.0.0.1:9/line", "--duration", "20")
+        #expect(lost.status == 1, "stderr: \(lost.stderr)")
+        #expect(lost.stderr.contains("the co-host line was lost"), "stderr: \(lost.stderr)")
+    }
+
     @Test("line options without what they need are usage errors", arguments: [
         ["host", "--line", "x"],
         ["host", "rtmp://127.0.0.1/live/x", "--line", "x", "--accept", "maybe"],
