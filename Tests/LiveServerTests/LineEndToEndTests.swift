@@ -51,7 +51,13 @@ final class LineParticipant: Sendable {
 func publishLine(_ liveId: String, on server: RelayServer, key: String = "key-\(UInt32.random(in: 0...UInt32.max))") throws
     -> (publisher: TestRTMPClient, key: String)
 {
-    let publisher = try TestRTMPClient(port: server.rtmpPort, path: "live/\(liveId)?lineKey=\(key)", mode: .publish)
+    try publishLine(liveId, rtmpPort: server.rtmpPort, key: key)
+}
+
+func publishLine(_ liveId: String, rtmpPort: UInt16, key: String = "key-\(UInt32.random(in: 0...UInt32.max))") throws
+    -> (publisher: TestRTMPClient, key: String)
+{
+    let publisher = try TestRTMPClient(port: rtmpPort, path: "live/\(liveId)?lineKey=\(key)", mode: .publish)
     guard case .publishing = try publisher.start() else { throw TestSocket.Failure(description: "publishing live/\(liveId) failed") }
     return (publisher, key)
 }

@@ -18,12 +18,15 @@ struct ServeLineOptionsTests {
         let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let match = try #require(try Regex(#"http://127\.0\.0\.1:(\d+)$"#).firstMatch(in: line))
         let port = try #require(UInt16(match.output[1].substring ?? ""))
+        let rtmpMatch = try #require(try Regex(#"rtmp://127\.0\.0\.1:(\d+) "#).firstMatch(in: line))
+        let stream = try publishLine("cli", rtmpPort: try #require(UInt16(rtmpMatch.output[1].substring ?? "")))
+        defer { withExtendedLifetime(stream.publisher) {} }
         let clients = try EventLoopGroup(count: 1, name: "serve-line")
         defer { clients.shutdown() }
         let loop = clients.loops[0]
 
         let hoster = try LineParticipant(port: port, loop: loop)
-        #expect(hoster.reply(hoster.client.create(liveId: "cli", userId: "host"))?.liveCode == .ok)
+        #expect(hoster.reply(hoster.create("cli", userId: "host", lineKey: stream.key))?.liveCode == .ok)
         let first = try LineParticipant(port: port, loop: loop)
         let second = try LineParticipant(port: port, loop: loop)
         #expect(first.reply(first.client.join(liveId: "cli", userId: "a"))?.liveCode == .ok)
