@@ -15,12 +15,13 @@ extension Guest {
     /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
     /// userData)); `lineResult` and `liveStart` follow. On a server with tokens, `token`
     /// (or the provider's tokens, renewed before they expire) must allow `line:guest` or
-    /// `line:host` on `liveId`, and the user id is the token's. A user id already in the
-    /// room is refused (604).
+    /// `line:host` on `liveId`, and the user id is the token's (it replaces `userId`). A user id already in the
+    /// room is refused (604). Without `token` and `tokenProvider`, the kit's
+    /// `options.tokenProvider` serves the line too.
     public func joinLine(server: LineServer, liveId: String, userId: String, userData: String = "",
                          token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         leaveLine()
-        let session = try LineSession(server: server, tokenProvider: tokenProvider,
+        let session = try LineSession(server: server, tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
                                       onEvent: { [weak self] event in self?.lineEvent(event) },
                                       report: { [weak self] event in self?.reportLine(event) },
                                       onLost: { [weak self] reason in
@@ -31,8 +32,8 @@ extension Guest {
         line = session
         lock.unlock()
         let refusal = lineRefusal
-        session.withToken(token) { token in
-            session.client.join(liveId: liveId, userId: userId, userData: userData, token: token, reply: refusal)
+        session.withToken(token) { token, tokenUser in
+            session.client.join(liveId: liveId, userId: tokenUser ?? userId, userData: userData, token: token, reply: refusal)
         }
     }
 

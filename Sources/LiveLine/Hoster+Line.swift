@@ -19,22 +19,25 @@ extension Hoster {
     /// list shows it).
     ///
     /// Who may: on a server with tokens, the holder of `token` (or of the provider's
-    /// tokens, renewed before they expire) allowing `line:host` on `liveId`; on one
+    /// tokens, renewed before they expire) allowing `line:host` on `liveId`, as the
+    /// token's user (it replaces `userId`); on one
     /// without, the publisher of the stream named `liveId`: push to
     /// `LineServer.hosterPushURL(url)` and give `server` that same URL. A refusal comes as
     /// `lineResult` with its code (104 not the publisher / not allowed, 202, 212, 213).
+    /// Without `token` and `tokenProvider`, the kit's `options.tokenProvider` serves the
+    /// line too.
     public func createLine(server: LineServer, liveId: String, userId: String = "hoster", userData: String = "",
                            liveInfo: String = "", token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         closeLine()
-        let session = try LineSession(server: server, tokenProvider: tokenProvider,
+        let session = try LineSession(server: server, tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
                                       onEvent: { [weak self] event in self?.lineEvent(event) },
                                       report: { [weak self] event in self?.reportLine(event) },
                                       onLost: { [weak self] reason in self?.lineLost(reason) })
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
         let refusal = lineRefusal
-        session.withToken(token) { token in
-            session.client.create(liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
+        session.withToken(token) { token, tokenUser in
+            session.client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
                                   stream: stream, lineKey: server.lineKey, reply: refusal)
         }
     }

@@ -51,15 +51,17 @@ final class LineSession: @unchecked Sendable {
         }
     }
 
-    /// Runs `request` with the token to send: `token` as given, or the provider's first
-    /// one (a provider that fails is reported as `.authFailed` and nothing is sent).
-    func withToken(_ token: String?, _ request: @escaping @Sendable (String?) -> Void) {
-        guard let provider else { return request(token) }
+    /// Runs `request` with the token to send and the user it names: `token` as given,
+    /// or the provider's first one (a provider that fails is reported as `.authFailed`
+    /// and nothing is sent). With tokens the server knows the user by the token, so the
+    /// kits send that user id (nil without a token).
+    func withToken(_ token: String?, _ request: @escaping @Sendable (_ token: String?, _ userId: String?) -> Void) {
+        guard let provider else { return request(token, token.flatMap(AccessToken.peek)?.sub) }
         Task { [weak self] in
             do {
                 let issued = try await provider()
                 self?.use(issued)
-                request(issued.token)
+                request(issued.token, issued.uid)
             } catch {
                 self?.report(.authFailed(code: .authFailed, message: "the token provider failed: \(error)"))
             }

@@ -23,8 +23,8 @@ public struct LineLimits: Sendable, Equatable {
     /// beyond (or that its socket refuses) closes the participant instead of being lost.
     public var maxQueuedBytes = 256 << 10
     /// With tokens checked: `tokenWillExpire` goes out this many seconds before a
-    /// participant's token expires (the anyRTC SDK's 300 s); a token that expires
-    /// unrenewed ends the session with 212.
+    /// participant's token expires (the anyRTC SDK's 300 s), or at half its remaining
+    /// life when that is later; a token that expires unrenewed ends the session with 212.
     public var tokenWillExpireSeconds: Int64 = 300
 
     public init(maxCohosts: Int = 3, applyTimeout: Duration = .seconds(30), heartbeatTimeout: Duration = .seconds(30)) {

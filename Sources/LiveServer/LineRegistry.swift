@@ -27,8 +27,8 @@ public struct LineRegistry: Sendable {
         var userId: String?
         /// When the participant's token expires; nil: never (no tokens).
         var expiresAtMicros: UInt64?
-        /// tokenWillExpire was sent for the current token.
-        var warned = false
+        /// When tokenWillExpire goes out for the current token; nil once sent (or no token).
+        var warnAtMicros: UInt64?
     }
 
     public let limits: LineLimits
@@ -288,7 +288,7 @@ public struct LineRegistry: Sendable {
         case .refused(let code, let message):
             return Self.lineResult(request, code, message, to: participant)
         case .admitted(let admitted, let expiresAtMicros):
-            bind(participant, userId: admitted, expiresAtMicros: expiresAtMicros)
+            bind(participant, userId: admitted, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
             userId = admitted
         }
         sequence += 1
@@ -325,7 +325,7 @@ public struct LineRegistry: Sendable {
         case .refused(let code, let message):
             return Self.lineResult(request, code, message, to: participant)
         case .admitted(let admitted, let expiresAtMicros):
-            bind(participant, userId: admitted, expiresAtMicros: expiresAtMicros)
+            bind(participant, userId: admitted, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
             userId = admitted
         }
         sequence += 1
@@ -348,15 +348,23 @@ public struct LineRegistry: Sendable {
             if let bound = participants[participant]!.userId, userId != bound {
                 return [Self.reply(request, .unauthorized, "the new token is for \(userId ?? "nobody"), not \(bound)", to: participant)]
             }
-            bind(participant, userId: userId, expiresAtMicros: expiresAtMicros)
+            bind(participant, userId: userId, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
             return [Self.reply(request, .ok, to: participant)]
         }
     }
 
-    private mutating func bind(_ participant: LineParticipantID, userId: String?, expiresAtMicros: UInt64?) {
+    /// Binds the admitted user and token expiry. The warning goes out
+    /// `tokenWillExpireSeconds` before the expiry, or at half the token's remaining life
+    /// when that is later (a 20 s token is not renewed every tick under a 300 s warning).
+    private mutating func bind(_ participant: LineParticipantID, userId: String?, expiresAtMicros: UInt64?,
+                               nowMicros: UInt64) {
         participants[participant]!.userId = userId
         participants[participant]!.expiresAtMicros = expiresAtMicros
-        participants[participant]!.warned = false
+        participants[participant]!.warnAtMicros = expiresAtMicros.map { expiresAt in
+            let left = expiresAt > nowMicros ? expiresAt - nowMicros : 0
+            let ahead = UInt64(max(0, min(limits.tokenWillExpireSeconds, 1 << 32))) * 1_000_000
+            return expiresAt - min(ahead, left / 2)
+        }
     }
 
     private func checkUser(_ request: LineRequest) -> String? {
@@ -416,11 +424,10 @@ public struct LineRegistry: Sendable {
             + [LineDelivery(to: participant, .disconnect(reason: "far more than \(limits.requestsPerSecond) requests per second"))]
     }
 
-    /// tokenWillExpire once per token `tokenWillExpireSeconds` before its expiry; at the
-    /// expiry, tokenExpired (212) and the connection closed.
+    /// tokenWillExpire once per token (see `bind` for when); at the expiry, tokenExpired
+    /// (212) and the connection closed.
     private mutating func expireTokens(nowMicros: UInt64) -> [LineDelivery] {
         var out: [LineDelivery] = []
-        let warnMicros = UInt64(max(0, min(limits.tokenWillExpireSeconds, 1 << 32))) * 1_000_000
         for participant in participants.keys.sorted() {
             guard let expiresAt = participants[participant]?.expiresAtMicros else { continue }
             if nowMicros >= expiresAt {
@@ -428,8 +435,8 @@ public struct LineRegistry: Sendable {
                 out.append(.send(LineEvent(.tokenExpired, code: .authTimeout, message: text), to: participant))
                 out += disconnect(participant, reason: "tokenExpired")
                 out.append(LineDelivery(to: participant, .disconnect(reason: "\(text) (212)")))
-            } else if !participants[participant]!.warned, nowMicros + warnMicros >= expiresAt {
-                participants[participant]!.warned = true
+            } else if let warnAt = participants[participant]!.warnAtMicros, nowMicros >= warnAt {
+                participants[participant]!.warnAtMicros = nil
                 let seconds = Int((expiresAt - nowMicros + 999_999) / 1_000_000)
                 out.append(.send(LineEvent(.tokenWillExpire, seconds: seconds), to: participant))
             }

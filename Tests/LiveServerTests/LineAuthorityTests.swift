@@ -261,6 +261,11 @@ struct LineAuthorityTests {
         // The renewed one is warned again before its new expiry.
         h.advance(seconds: 11)
         #expect(h.event(H.guest(1), .tokenWillExpire) != nil)
+        // A token shorter than twice the warning is warned half-way, not at once.
+        var short = H(limits: changed(LineLimits()) { $0.tokenWillExpireSeconds = 300 })
+        short.send(short.hoster, LineRequest(op: .create, liveId: "room"), admission: .admitted(userId: "h", expiresAtMicros: expiry(20, short)))
+        #expect(short.advance(seconds: 9.5).allSatisfy { $0.event?.event != .tokenWillExpire })
+        #expect(short.advance(seconds: 1).contains { $0.event?.event == .tokenWillExpire && $0.event?.seconds == 10 })
     }
 
     @Test("admission refusals reach the line result with their code; the token's user is the member's user id")
