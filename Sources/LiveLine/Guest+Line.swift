@@ -48,7 +48,7 @@ extension Guest {
     /// the push starts; 601 rejected, 602 full, 605 timed out).
     public func applyLine() {
         guard let line = currentLine else { return reportLine(notJoined("apply")) }
-        line.client.apply(reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.apply(reply: refusal) }
     }
 
     /// Withdraws the application, or leaves co-hosting and stops the push (seed:
@@ -56,7 +56,7 @@ extension Guest {
     public func hangupLine() {
         stopCohostPush()
         guard let line = currentLine else { return reportLine(notJoined("hangup")) }
-        line.client.hangup(reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.hangup(reply: refusal) }
     }
 
     /// Leaves the room (seed: leaveRTCLine): co-hosting ends, the connection closes.
@@ -69,7 +69,7 @@ extension Guest {
         guard let session else { return }
         stopCohostPush()
         let done = DispatchSemaphore(value: 0)
-        session.client.leave { _ in done.signal() }
+        session.send { $0.leave { _ in done.signal() } }
         _ = done.wait(timeout: .now() + 2)
         session.close()
     }
@@ -77,8 +77,8 @@ extension Guest {
     /// A normal or barrage message to everyone in the room (seed: sendUserMessage).
     public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notJoined("message")) }
-        line.client.message(type: type, userName: userName, header: header, content: content,
-                            reply: lineRefusal)
+        let refusal = lineRefusal
+        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
     }
 
     /// Off: the co-host push sends one black frame a second instead of the camera, and
@@ -90,7 +90,7 @@ extension Guest {
         let status = localAV
         lock.unlock()
         pipeline?.setVideoEnabled(enabled)
-        currentLine?.client.setAVStatus(audio: status.audio, video: status.video, reply: lineRefusal)
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
     /// The room hears the audio switch as remote AV status (seed: setLocalAudioEnable:;
@@ -100,7 +100,7 @@ extension Guest {
         localAV.audio = enabled
         let status = localAV
         lock.unlock()
-        currentLine?.client.setAVStatus(audio: status.audio, video: status.video, reply: lineRefusal)
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
     /// True while the guest publishes to its pubId stream.

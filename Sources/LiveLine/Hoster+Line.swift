@@ -53,19 +53,19 @@ extension Hoster {
     /// when the line is full.
     public func acceptLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("accept")) }
-        line.client.accept(peerId: peerId, reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.accept(peerId: peerId, reply: refusal) }
     }
 
     /// Turns the applicant `peerId` down (seed: rejectRTCLine); it hears 601.
     public func rejectLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("reject")) }
-        line.client.reject(peerId: peerId, reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.reject(peerId: peerId, reply: refusal) }
     }
 
     /// Ends the co-hosting of `peerId` (seed: hangupRTCLine(peerId)); its tile leaves the mix.
     public func hangupLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("hangup")) }
-        line.client.hangup(peerId: peerId, reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.hangup(peerId: peerId, reply: refusal) }
     }
 
     /// Closes the line for everyone (seed: closeRTCLine): guests get liveStop and line
@@ -73,7 +73,7 @@ extension Hoster {
     public func closeLine() {
         guard let line = takeLine() else { return }
         let done = DispatchSemaphore(value: 0)
-        line.client.closeLine { _ in done.signal() }
+        line.send { $0.closeLine { _ in done.signal() } }
         _ = done.wait(timeout: .now() + 2)
         line.close()
         removeAllCohosts()
@@ -83,8 +83,8 @@ extension Hoster {
     /// userName, header, content)); userName ≤ 256 bytes and content ≤ 1024 bytes, both required.
     public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notOpen("message")) }
-        line.client.message(type: type, userName: userName, header: header, content: content,
-                            reply: lineRefusal)
+        let refusal = lineRefusal
+        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
     }
 
     /// The mix template, live (seed: setMixVideoModel:). Throws when it does not fit the
@@ -102,7 +102,7 @@ extension Hoster {
     /// Tells the room the hoster's audio / video is on or off (seed:
     /// setLocalAudioEnable / setLocalVideoEnable, as remote AV status for the others).
     public func setLineAVStatus(audio: Bool, video: Bool) {
-        currentLine?.client.setAVStatus(audio: audio, video: video, reply: lineRefusal)
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: audio, video: video, reply: refusal) }
     }
 
     /// The co-hosts now in the mix, by peerId, in layout order.
@@ -114,7 +114,9 @@ extension Hoster {
         switch event.event {
         case .cohostOpened:
             if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
-                openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId))
+                // With tokens, the line's token plays the co-host's stream (it needs play on it).
+                let query = line.currentToken.map { "token=" + $0 }
+                openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId, query: query))
             }
         case .cohostClosed:
             if let peerId = event.peerId { currentMix?.removeCohost(key: peerId) }

@@ -27,6 +27,9 @@ final class LineSession: @unchecked Sendable {
     private let lock = NSLock()
     /// The token in use and whom it names.
     private var current: (token: String, uid: String)?
+    /// False until the create or join went out; requests made before wait here, in order.
+    private var opened = false
+    private var waiting: [@Sendable (LineClient) -> Void] = []
 
     /// `onEvent` gets every server event first as the raw `LineEvent` (for the kit's own
     /// bookkeeping); `report` gets the session's own events (renewals, auth failures).
@@ -56,7 +59,12 @@ final class LineSession: @unchecked Sendable {
     /// and nothing is sent). With tokens the server knows the user by the token, so the
     /// kits send that user id (nil without a token).
     func withToken(_ token: String?, _ request: @escaping @Sendable (_ token: String?, _ userId: String?) -> Void) {
-        guard let provider else { return request(token, token.flatMap(AccessToken.peek)?.sub) }
+        guard let provider else {
+            let user = token.flatMap(AccessToken.peek)?.sub
+            if let token { use(IssuedToken(token: token, uid: user ?? "", expiresAt: 0)) }
+            request(token, user)
+            return open()
+        }
         Task { [weak self] in
             do {
                 let issued = try await provider()
@@ -65,14 +73,45 @@ final class LineSession: @unchecked Sendable {
             } catch {
                 self?.report(.authFailed(code: .authFailed, message: "the token provider failed: \(error)"))
             }
+            // What waited goes out now (refused with 600 when the line was not opened).
+            self?.open()
         }
+    }
+
+    /// Runs `body` with the client once the create or join went out (at once when it
+    /// has): a request made while the first token is fetched would otherwise overtake it.
+    func send(_ body: @escaping @Sendable (LineClient) -> Void) {
+        lock.lock()
+        if opened {
+            lock.unlock()
+            return body(client)
+        }
+        waiting.append(body)
+        lock.unlock()
+    }
+
+    private func open() {
+        lock.lock()
+        opened = true
+        let queued = waiting
+        waiting = []
+        lock.unlock()
+        for body in queued { body(client) }
+    }
+
+    /// The token in use (the last one the server took or was sent), nil without tokens.
+    var currentToken: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return current?.token
     }
 
     /// Sends `token` as the session's new token (renewToken); the answer arrives as
     /// `.tokenRenewed` or `.authFailed`.
     func renew(with token: String) {
-        client.renewToken(token) { [report] reply in
+        client.renewToken(token) { [weak self, report] reply in
             if reply.liveCode == .ok {
+                self?.use(IssuedToken(token: token, uid: AccessToken.peek(token)?.sub ?? "", expiresAt: 0))
                 report(.tokenRenewed(expiresAt: AccessToken.peek(token)?.exp ?? 0))
             } else {
                 let code = reply.liveCode ?? .authFailed

@@ -145,6 +145,35 @@ struct CohostLineTests {
         #expect(lost.stderr.contains("the co-host line was lost"), "stderr: \(lost.stderr)")
     }
 
+    @Test("with tokens: hoster and guest each by a --token-command open, join, co-host and mix; a guest without a token gets 213")
+    func linesWithTokens() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret").path
+        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
+        let server = try Server(["--auth-secret-file", secret])
+        defer { server.background.stop() }
+        let url = server.url("tok")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        func command(_ sub: String, _ permissions: String) -> String {
+            "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl 10m"
+        }
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "tok", "--accept", "auto",
+                                     "--signal", signal, "--stats", "json", "--duration", "30",
+                                     "--token-command", command("alice", "--publish live/tok --line-host tok --play 'live/line-*'")])
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let guest = try KitProcess(["guest", url, "--apply", "--no-play", "--signal", signal, "--stats", "json", "--duration", "30",
+                                    "--source", "color:red", "--size", "160x90",
+                                    "--token-command", command("bob", "--line-guest tok --publish 'live/line-*'")])
+        defer { guest.stop() }
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "applicationResult" && $0["code"] as? Int == 0 } != nil)
+        #expect(hoster.waitFor(timeout: 15) { $0["event"] as? String == "application" && $0["userId"] as? String == "bob" } != nil)
+        #expect(hoster.waitFor(timeout: 15) { $0["event"] as? String == "cohostFirstFrame" } != nil, "the hoster never mixed the co-host")
+        let bare = try CLI.liveline("guest", url, "--apply", "--no-play", "--signal", signal, "--stats", "json", "--duration", "5")
+        #expect(bare.stdout.contains("\"event\":\"lineResult\",\"code\":213"), "stdout: \(bare.stdout)")
+    }
+
     @Test("line options without what they need are usage errors", arguments: [
         ["host", "--line", "x"],
         ["host", "rtmp://127.0.0.1/live/x", "--line", "x", "--accept", "maybe"],
