@@ -52,7 +52,7 @@ let package = Package(
         .testTarget(name: "LiveNetTests", dependencies: ["LiveNet", "LiveTestSupport"]),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveRTMP"]),
         .testTarget(name: "LiveServerTests", dependencies: ["LiveServer", "LiveRTMP", "LiveAuth", "LiveTestSupport"]),
-        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveTestSupport"]),
+        .testTarget(name: "LiveLineTests", dependencies: ["LiveLine", "LiveAuth", "LiveServer", "LiveTestSupport"]),
         .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS.
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer options]
-# TARGET: chunk | amf0 | flv | handshake. The LiveCore, LiveCodec, LiveNet and LiveRTMP sources
+# TARGET: chunk | amf0 | flv | handshake | token. The LiveCore, LiveAuth, LiveCodec, LiveNet and LiveRTMP sources
 # are compiled straight into the fuzzer (coverage + AddressSanitizer) with swiftc, so
 # the rest of the package need not build. Corpus and crashes go to $FUZZ_WORK
 # (default /tmp/liveline-fuzz/<target>); the executions count is printed at the end.
 set -euo pipefail
 
-target=${1:?usage: Fuzz/run.sh chunk|amf0|flv|handshake SECONDS}
+target=${1:?usage: Fuzz/run.sh chunk|amf0|flv|handshake|token SECONDS}
 seconds=${2:?usage: Fuzz/run.sh TARGET SECONDS}
 shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +20,8 @@ case $target in
     amf0) main=AMF0DecoderFuzz ;;
     flv) main=FLVTagFuzz ;;
     handshake) main=HandshakeFuzz ;;
-    *) echo "unknown target $target (chunk, amf0, flv, handshake)" >&2; exit 2 ;;
+    token) main=TokenFuzz ;;
+    *) echo "unknown target $target (chunk, amf0, flv, handshake, token)" >&2; exit 2 ;;
 esac
 
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 5 -I "$build" -I "$root/Sources/CFFmpeg")
@@ -37,15 +38,17 @@ module() {
     fi
 }
 module LiveCore
+module LiveAuth
 module LiveCodec
 module LiveNet
 module LiveRTMP
 
 binary="$build/fuzz-$target"
-if [[ ! -f $binary ]] || [[ $root/Fuzz/Targets/$main.swift -nt $binary ]] || [[ $build/libLiveRTMP.a -nt $binary ]]; then
+if [[ ! -f $binary ]] || [[ $root/Fuzz/Targets/$main.swift -nt $binary ]] || [[ $build/libLiveRTMP.a -nt $binary ]] \
+    || [[ $build/libLiveAuth.a -nt $binary ]]; then
     echo "linking $binary" >&2
     swiftc "${flags[@]}" -module-name "${main}" "$root/Fuzz/Targets/$main.swift" -o "$binary" \
-        "$build/libLiveRTMP.a" "$build/libLiveNet.a" "$build/libLiveCodec.a" "$build/libLiveCore.a" \
+        "$build/libLiveRTMP.a" "$build/libLiveNet.a" "$build/libLiveCodec.a" "$build/libLiveAuth.a" "$build/libLiveCore.a" \
         -lavcodec -lavformat -lavutil -lswscale >"$build/link-$target.log" 2>&1 || { cat "$build/link-$target.log" >&2; exit 1; }
 fi
 

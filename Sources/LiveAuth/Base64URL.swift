@@ -10,8 +10,14 @@ enum Base64URL {
     }
 
     /// The bytes of unpadded base64url `text`; nil on any character outside the alphabet,
-    /// padding, or an impossible length.
+    /// padding, an impossible length, or unused trailing bits that are not zero (so each
+    /// byte string has exactly one spelling and a token cannot be altered unnoticed).
     static func decode<S: StringProtocol>(_ text: S) -> [UInt8]? {
+        guard let bytes = decodeLeniently(text), encode(bytes) == text else { return nil }
+        return bytes
+    }
+
+    private static func decodeLeniently<S: StringProtocol>(_ text: S) -> [UInt8]? {
         guard text.utf8.count % 4 != 1 else { return nil }
         var standard = ""
         standard.reserveCapacity(text.utf8.count + 3)

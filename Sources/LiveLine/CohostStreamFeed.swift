@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveRTMP
 
@@ -12,6 +13,7 @@ import LiveRTMP
 final class CohostStreamFeed: @unchecked Sendable {
     // @unchecked: `current` and `stopped` under `lock`; the supervising thread owns the rest.
     let url: RTMPURL
+    private let tokenProvider: TokenProvider?
     private let deliver: (VideoFrame) -> Void
     private let firstFrame: (Int, Int) -> Void
     private let lock = NSLock()
@@ -20,10 +22,13 @@ final class CohostStreamFeed: @unchecked Sendable {
     private var sawFrame = false
 
     /// - Parameters:
+    ///   - tokenProvider: a fresh token for each play (a relay with auth on).
     ///   - deliver: every decoded frame (decode thread).
     ///   - firstFrame: the first frame's size, once (decode thread).
-    init(url: RTMPURL, deliver: @escaping (VideoFrame) -> Void, firstFrame: @escaping (Int, Int) -> Void) {
+    init(url: RTMPURL, tokenProvider: TokenProvider? = nil, deliver: @escaping (VideoFrame) -> Void,
+         firstFrame: @escaping (Int, Int) -> Void) {
         self.url = url
+        self.tokenProvider = tokenProvider
         self.deliver = deliver
         self.firstFrame = firstFrame
     }
@@ -56,6 +61,7 @@ final class CohostStreamFeed: @unchecked Sendable {
             configuration.timeout = .seconds(2)
             configuration.reconnect.maxTries = 0
             configuration.bufferTargetMilliseconds = 100
+            configuration.tokenProvider = tokenProvider
             guard let pipeline = try? GuestPipeline(configuration: configuration) else { return }
             pipeline.onFrame = { [self] frame in
                 if !sawFrame {

@@ -158,6 +158,7 @@ public final class Hoster: @unchecked Sendable {
         var c = options.configuration
         (c.mixTemplate, c.mixOptions) = mixLayout
         let made = try c.makeMix() ?? HosterMix(width: c.width, height: c.height, template: c.mixTemplate, options: c.mixOptions)
+        made.tokenProvider = options.tokenProvider
         mix = made
         return made
     }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCapture
 import LiveCore
 import LiveMix
@@ -21,6 +22,14 @@ public final class HosterMix: @unchecked Sendable {
     private let lock = NSLock()
     private var cohosts: [(key: String, feed: CohostInput)] = []
     private var nextTestKey = 0
+    private var _tokenProvider: TokenProvider?
+
+    /// Tokens for playing the co-hosts' streams (a relay with auth on); set by the hoster
+    /// from its own provider.
+    public var tokenProvider: TokenProvider? {
+        get { lock.lock(); defer { lock.unlock() }; return _tokenProvider }
+        set { lock.lock(); _tokenProvider = newValue; lock.unlock() }
+    }
 
     /// setMixVideoModel + setVideoTemplate.
     public init(width: Int, height: Int, template: MixTemplate, options: MixOptions) throws {
@@ -48,8 +57,9 @@ public final class HosterMix: @unchecked Sendable {
     /// `firstFrame` runs once, on the feed's decode thread (seed:
     /// onRTCFirstRemoteVideoFrame). Throws when the layout cannot hold one more.
     public func addCohost(key: String, stream url: RTMPURL, firstFrame: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) throws {
+        let tokenProvider = self.tokenProvider
         try add(key: key) { deliver in
-            StreamCohostInput(feed: CohostStreamFeed(url: url, deliver: deliver, firstFrame: firstFrame))
+            StreamCohostInput(feed: CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: deliver, firstFrame: firstFrame))
         }
     }
 

@@ -256,9 +256,12 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             }
             lock.unlock()
             guard isCurrent, !stop, everPublished else { return }
-            if case .rejected = error {
+            if case .rejected(_, let status) = error, status.code != RTMPStatus.Code.publishBadName {
                 giveUp(.liveError, "RTMP publish refused: \(error)")
             } else {
+                // BadName on a reconnect is worth another try: the relay may still hold the
+                // name for this hoster's own dead connection until that has been silent for
+                // its takeover interval, and the next try carries a fresh token.
                 retry()
             }
         case .connected, .status, .closed:

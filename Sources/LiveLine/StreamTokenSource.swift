@@ -30,7 +30,9 @@ struct StreamTokenSource: Sendable {
     /// hops back to its loop); a provider error arrives as a `LiveError` (202).
     func fetch(for url: RTMPURL, completion: @escaping @Sendable (Result<RTMPURL, LiveError>) -> Void) {
         let provider = self.provider
-        Task {
+        // Off the cooperative pool: `url(for:timeout:)` blocks its caller, which may itself
+        // be one of the pool's few threads (a kit started from async code).
+        Task(executorPreference: ProviderExecutor.shared) {
             do {
                 let issued = try await provider()
                 var withToken = url
@@ -61,5 +63,17 @@ struct StreamTokenSource: Sendable {
             defer { lock.unlock() }
             return stored
         }
+    }
+}
+
+/// Runs token providers' jobs on Dispatch's global queue instead of the cooperative pool,
+/// so a caller blocked waiting for a token cannot starve the provider.
+private final class ProviderExecutor: TaskExecutor {
+    static let shared = ProviderExecutor()
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        DispatchQueue.global().async { job.runSynchronously(on: executor) }
     }
 }

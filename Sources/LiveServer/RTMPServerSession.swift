@@ -234,7 +234,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             try core.rejectPlay(streamID: streamID, code: StreamAccess.playFailed, description: error.statusText)
             return
         }
-        if name.hasPrefix("line-"), let refusal = server.playAuthorizer.refusal(key, query: query, claims: claims) {
+        if name.hasPrefix(LineRegistry.pubIdPrefix), let refusal = server.playAuthorizer.refusal(key, query: query, claims: claims) {
             RelayCounters.add(server.counters.refusedPlays, 1)
             Log.warning("rtmp \(peer): play of \(key) refused: \(refusal)")
             try core.rejectPlay(streamID: streamID, code: StreamAccess.playFailed, description: refusal)

@@ -23,7 +23,8 @@ enum ServeCommand: Command {
           --auth-secret-file FILE  check access tokens signed with FILE's secret ('liveline token')
           --no-auth                allow listening beyond loopback without tokens (warns loudly)
           --on-expiry keep|close   a publisher or player whose token expires: keep it (default)
-                                   or close it at its next ping (every 10 s)
+                                   or close it at its first ping (every 10 s) past the expiry
+                                   (5 s of clock leeway); kits reconnect with a fresh token
           --verbose                log every connection on stderr
           --help                   show this text
 
@@ -73,27 +74,8 @@ enum ServeCommand: Command {
         if arguments.flag("--verbose") { Log.threshold = .info }
         if let extra = arguments.positionals().first { throw UsageError("unexpected argument '\(extra)'") }
         try arguments.finish()
-        if secretFile != nil, noAuth { throw UsageError("--auth-secret-file and --no-auth contradict each other") }
-        if let secretFile {
-            rtmp.auth = TokenVerifier(secret: try TokenSecret.load(path: secretFile))
-        } else if rtmp.onExpiry != .keep {
-            throw UsageError("--on-expiry needs --auth-secret-file (without tokens nothing expires)")
-        } else {
-            let exposed = [("--rtmp", rtmpAddress), ("--http", httpAddress)].filter { !isLoopback($0.1.0) }
-            if let (option, address) = exposed.first, !noAuth {
-                throw UsageError("""
-                    \(option) \(address.0) is reachable beyond this machine and access control is off: \
-                    give --auth-secret-file FILE (make one with 'liveline token --new-secret FILE'), \
-                    or --no-auth to serve anyone who can connect
-                    """)
-            }
-            for (option, address) in exposed {
-                printError("""
-                    liveline serve: WARNING: NO ACCESS CONTROL (--no-auth) on \(option) \(address.0):\(address.1): \
-                    anyone who can connect may publish, play, take over streams and use the API
-                    """)
-            }
-        }
+        rtmp.auth = try verifier(secretFile: secretFile, noAuth: noAuth, onExpiry: rtmp.onExpiry,
+                                 listening: [("--rtmp", rtmpAddress), ("--http", httpAddress)])
         configuration.rtmp = rtmp
 
         signal(SIGPIPE, SIG_IGN)
@@ -119,6 +101,40 @@ enum ServeCommand: Command {
             throw UsageError("\(option) must look like HOST:PORT with a port in 0...65535, not '\(text)'")
         }
         return (host, port)
+    }
+
+    /// The token verifier of `--auth-secret-file`, or nil: then every address must be loopback
+    /// unless `--no-auth` (which warns loudly about each one that is not).
+    private static func verifier(secretFile: String?, noAuth: Bool, onExpiry: TokenExpiryPolicy,
+                                 listening: [(option: String, address: (host: String, port: UInt16))]) throws -> TokenVerifier? {
+        if secretFile != nil, noAuth { throw UsageError("--auth-secret-file and --no-auth contradict each other") }
+        guard let secretFile else {
+            if onExpiry != .keep { throw UsageError("--on-expiry needs --auth-secret-file (without tokens nothing expires)") }
+            let exposed = listening.filter { !isLoopback($0.address.host) }
+            if let first = exposed.first, !noAuth {
+                throw UsageError("""
+                    \(first.option) \(first.address.host) is reachable beyond this machine and access control is off: \
+                    give --auth-secret-file FILE (make one with 'liveline token --new-secret FILE'), \
+                    or --no-auth to serve anyone who can connect
+                    """)
+            }
+            for (option, address) in exposed {
+                printError("""
+                    liveline serve: WARNING: NO ACCESS CONTROL (--no-auth) on \(option) \(address.host):\(address.port): \
+                    anyone who can connect may publish, play, take over streams and use the API
+                    """)
+            }
+            return nil
+        }
+        let verifier = TokenVerifier(secret: try TokenSecret.load(path: secretFile))
+        if let mode = (try? FileManager.default.attributesOfItem(atPath: secretFile))?[.posixPermissions] as? NSNumber,
+           mode.intValue & 0o077 != 0 {
+            printError("""
+                liveline serve: warning: \(secretFile) can be read by others (mode \(String(mode.intValue, radix: 8))); \
+                anyone who reads it can mint tokens: chmod 600 \(secretFile)
+                """)
+        }
+        return verifier
     }
 
     /// Whether `host` is a loopback name or address (127.0.0.0/8, ::1, localhost).

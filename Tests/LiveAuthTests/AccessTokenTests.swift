@@ -91,6 +91,31 @@ struct AccessTokenTests {
         #expect(refusal { try verifier.verify(String(token.dropLast(2)), nowSeconds: now) } == .badSignature)
     }
 
+    @Test("changing any one character of a token, or cutting it anywhere, makes it fail")
+    func everyMutationFails() throws {
+        let token = AccessToken.mint(claims(), secret: secret)
+        let characters = Array(token)
+        for index in characters.indices {
+            for replacement: Character in ["A", "B", "Q", "g", "w", "-", "_", ".", "="] where replacement != characters[index] {
+                var mutated = characters
+                mutated[index] = replacement
+                #expect(refusal { try verifier.verify(String(mutated), nowSeconds: now) } != nil, "index \(index) → \(replacement)")
+            }
+            #expect(refusal { try verifier.verify(String(characters[..<index]), nowSeconds: now) } != nil)
+        }
+    }
+
+    @Test("base64url with non-zero unused bits is not a second spelling of the same bytes")
+    func canonicalBase64() {
+        #expect(Base64URL.decode("QQ") == [0x41])
+        #expect(Base64URL.decode("QR") == nil)
+        #expect(Base64URL.decode("QUI") == [0x41, 0x42])
+        #expect(Base64URL.decode("QUJ") == nil)
+        #expect(Base64URL.decode("QQ==") == nil)
+        #expect(Base64URL.decode("Q") == nil)
+        #expect(Base64URL.decode("") == [])
+    }
+
     @Test("an expired token is refused with 212, within the leeway it passes")
     func expired() throws {
         let token = AccessToken.mint(claims(exp: now - 10), secret: secret)

@@ -72,6 +72,20 @@ struct ServeAuthCommandTests {
         #expect(serve.stderr.contains(message), "\(serve.stderr)")
     }
 
+    @Test("a secret file others can read is served with a warning to chmod it")
+    func readableSecret() throws {
+        let dir = try makeTemporaryDirectory(prefix: "liveline-serve-auth-")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let secretFile = dir.appendingPathComponent("secret").path
+        try "a-shared-secret-of-enough-length\n".write(toFile: secretFile, atomically: false, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: secretFile)
+        let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",
+                                                             "--auth-secret-file", secretFile])
+        defer { serve.signal(SIGTERM); _ = serve.wait(timeout: 10) }
+        _ = try ports(serve)
+        #expect(serve.stderr.contains("can be read by others (mode 644)"), "\(serve.stderr)")
+    }
+
     @Test("a missing secret file is an error naming the file")
     func missingSecret() throws {
         let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",

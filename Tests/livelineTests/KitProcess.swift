@@ -80,6 +80,10 @@ final class TroubleProxy: @unchecked Sendable {
     private let lock = NSLock()
     private var holdUntil: Date?
     private var closed = false
+    /// The client and server sockets of the live connections; the server sockets of the
+    /// cut ones, left open.
+    private var connections: [(client: Int32, server: Int32)] = []
+    private var abandoned: Set<Int32> = []
 
     init(upstreamPort: Int, upstreamBitsPerSecond: Double? = nil) throws {
         self.upstreamPort = upstreamPort
@@ -109,6 +113,18 @@ final class TroubleProxy: @unchecked Sendable {
         lock.lock()
         holdUntil = Date().addingTimeInterval(seconds)
         lock.unlock()
+    }
+
+    /// Drops every client's connection while the server's side stays open and silent: to
+    /// the server the clients look alive but gone quiet (a dead link not yet noticed).
+    /// Later connections pass through as before.
+    func cutClients() {
+        lock.lock()
+        let cutting = connections
+        connections = []
+        abandoned.formUnion(cutting.map(\.server))
+        lock.unlock()
+        for connection in cutting { shutdown(connection.client, Int32(SHUT_RDWR)) }
     }
 
     enum ProxyError: Error { case listen(errno: Int32) }
@@ -145,15 +161,20 @@ final class TroubleProxy: @unchecked Sendable {
                 Glibc.close(server)
                 continue
             }
-            Thread.detachNewThread { [self] in pump(from: client, to: server, limited: true) }
-            Thread.detachNewThread { [self] in pump(from: server, to: client, limited: false) }
+            lock.lock()
+            connections.append((client, server))
+            lock.unlock()
+            Thread.detachNewThread { [self] in pump(from: client, to: server, limited: true, serverSide: server) }
+            Thread.detachNewThread { [self] in pump(from: server, to: client, limited: false, serverSide: server) }
         }
     }
 
-    private func pump(from source: Int32, to destination: Int32, limited: Bool) {
+    private func pump(from source: Int32, to destination: Int32, limited: Bool, serverSide: Int32) {
         defer {
-            shutdown(source, Int32(SHUT_RDWR))
-            shutdown(destination, Int32(SHUT_RDWR))
+            lock.lock()
+            let keepServer = abandoned.contains(serverSide)
+            lock.unlock()
+            for fd in [source, destination] where !(keepServer && fd == serverSide) { shutdown(fd, Int32(SHUT_RDWR)) }
         }
         var buffer = [UInt8](repeating: 0, count: limited ? 1400 : 65536)
         var held: [UInt8] = []

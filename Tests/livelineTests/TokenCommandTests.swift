@@ -82,10 +82,16 @@ struct TokenCommandTests {
         #expect(result.stderr.contains("needs at least 16"))
     }
 
-    @Test("--help lists the options")
+    @Test("--help lists the options; host, guest and serve document theirs; the command list names token")
     func help() throws {
         let result = try CLI.liveline("token", "--help")
         #expect(result.status == 0)
         #expect(result.stdout.contains("--new-secret") && result.stdout.contains("--line-guest"))
+        for command in ["host", "guest"] {
+            #expect(try CLI.liveline(command, "--help").stdout.contains("--token-command CMD"))
+        }
+        let serve = try CLI.liveline("serve", "--help").stdout
+        #expect(serve.contains("--auth-secret-file FILE") && serve.contains("--no-auth") && serve.contains("--on-expiry keep|close"))
+        #expect(try CLI.liveline("help").stdout.contains("token     make the server's secret file"))
     }
 }
