@@ -114,8 +114,9 @@ extension Hoster {
         switch event.event {
         case .cohostOpened:
             if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
-                // With tokens, the line's token plays the co-host's stream (it needs play on it).
-                let query = line.currentToken.map { "token=" + $0 }
+                // With tokens, the kit's provider plays the co-host's stream (HosterMix); a line
+                // opened with a token of its own plays it with that one (it needs play on it).
+                let query = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
                 openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId, query: query))
             }
         case .cohostClosed:
