@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveNet
 import LiveTestSupport
@@ -12,8 +13,12 @@ final class LineParticipant: Sendable {
     let events = Locked<[LineEvent]>([])
     let closed = Locked<UInt16?>(nil)
 
-    init(port: UInt16, loop: EventLoop, heartbeat: Duration = .seconds(10)) throws {
-        client = LineClient(url: "ws://127.0.0.1:\(port)/line", loop: loop, heartbeatInterval: heartbeat)
+    convenience init(port: UInt16, loop: EventLoop, heartbeat: Duration = .seconds(10)) throws {
+        try self.init(url: "ws://127.0.0.1:\(port)/line", loop: loop, heartbeat: heartbeat)
+    }
+
+    init(url: String, loop: EventLoop, heartbeat: Duration = .seconds(10)) throws {
+        client = LineClient(url: url, loop: loop, heartbeatInterval: heartbeat)
         let events = self.events, closed = self.closed
         client.onEvent = { event in events.update { $0.append(event) } }
         client.onClose = { code, _ in closed.update { $0 = code } }
@@ -417,5 +422,37 @@ struct LineEndToEndTests {
         #expect(hoster.wait(.memberCount) { $0.total == 2 } != nil)
         #expect(reader.closed.value == nil && hoster.closed.value == nil)
         #expect(server.line.memberPage(liveId: "slow", page: 1)?.members.map(\.userId) == ["host", "reader"])
+    }
+
+    @Test("with tokens: ?token= on /line opens and joins; a wrong-scope token, none, or a renewal for another user are refused")
+    func tokensOverTheWire() throws {
+        let secret = Array("line-e2e-token-secret-0123456789".utf8)
+        var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2)
+        configuration.auth = TokenVerifier(secret: secret)
+        let server = try RelayServer(configuration: configuration)
+        defer { server.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "line-tokens")
+        defer { clients.shutdown() }
+        func token(_ sub: String, _ action: AccessAction) -> String {
+            AccessToken.mint(AccessClaims(sub: sub, exp: Int64(Date().timeIntervalSince1970) + 60,
+                                          perm: [AccessPermission(action: action, path: "tk")]), secret: secret)
+        }
+        func participant(_ query: String = "") throws -> LineParticipant {
+            try LineParticipant(url: "ws://127.0.0.1:\(server.httpPort)/line\(query)", loop: clients.loops[0])
+        }
+        // No publisher is needed with tokens: the token is the authority.
+        let hoster = try participant("?token=" + token("alice", .lineHost))
+        #expect(hoster.reply(hoster.client.create(liveId: "tk", userId: "alice"))?.liveCode == .ok)
+        let guest = try participant("?token=" + token("bob", .lineGuest))
+        #expect(guest.reply(guest.client.join(liveId: "tk", userId: "bob"))?.liveCode == .ok)
+        let wrong = try participant("?token=" + token("carl", .lineGuest))
+        #expect(wrong.reply(wrong.client.create(liveId: "tk2", userId: "carl"))?.liveCode == .unauthorized)
+        let none = try participant()
+        #expect(none.reply(none.client.join(liveId: "tk", userId: "dan"))?.liveCode == .tokenMustBeVerified)
+        #expect(guest.reply(guest.client.renewToken(token("eve", .lineGuest)))?.liveCode == .unauthorized)
+        #expect(guest.reply(guest.client.renewToken(token("bob", .lineGuest)))?.liveCode == .ok)
+        // A guest's token does not make it the hoster.
+        #expect(guest.reply(guest.client.closeLine())?.liveCode == .unauthorized)
+        #expect(server.line.memberPage(liveId: "tk", page: 1)?.members.map(\.userId) == ["alice", "bob"])
     }
 }
