@@ -20,7 +20,7 @@ import LiveCore
 /// | `memberCount` | total | H, G: onRTCMemberListNotify |
 /// | `liveStart` / `liveStop` | — | G: onRTCLiveStart / onRTCLiveStop |
 /// | `tokenWillExpire` | seconds | H, G: the token expires in `seconds`: renew it (renewToken) |
-/// | `tokenExpired` | code 212, message | H, G: the token expired unrenewed; the connection closes |
+/// | `tokenExpired` | code 212, message | H, G: the token expired unrenewed (or none was verified in time); the connection closes |
 ///
 /// `pubId` goes only to the hoster and the co-hosts (the line's members); the other
 /// guests get `cohostOpened` / `cohostClosed` without it.

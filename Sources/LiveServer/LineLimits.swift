@@ -26,6 +26,9 @@ public struct LineLimits: Sendable, Equatable {
     /// participant's token expires (the anyRTC SDK's 300 s), or at half its remaining
     /// life when that is later; a token that expires unrenewed ends the session with 212.
     public var tokenWillExpireSeconds: Int64 = 300
+    /// With tokens checked: a connection whose token was not verified (by a create, join
+    /// or renewToken) this long after it opened is closed with 212 (auth timeout).
+    public var admissionTimeout: Duration = .seconds(30)
 
     public init(maxCohosts: Int = 3, applyTimeout: Duration = .seconds(30), heartbeatTimeout: Duration = .seconds(30)) {
         self.maxCohosts = maxCohosts

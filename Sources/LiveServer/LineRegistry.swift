@@ -20,6 +20,7 @@ public struct LineRegistry: Sendable {
     public static let pubIdPrefix = "line-"
 
     private struct Participant: Sendable {
+        let connectedAtMicros: UInt64
         var lastSeenMicros: UInt64
         var liveId: String?
         var rate: LineRateBucket
@@ -32,6 +33,9 @@ public struct LineRegistry: Sendable {
     }
 
     public let limits: LineLimits
+    /// Tokens are checked: a participant must have one verified within
+    /// `limits.admissionTimeout` (`LineService` sets this when it has a verifier).
+    public var requiresAdmission = false
     private let makeToken: @Sendable (_ bytes: Int) -> String
     private var participants: [LineParticipantID: Participant] = [:]
     private var rooms: [String: LineRoom] = [:]
@@ -56,7 +60,7 @@ public struct LineRegistry: Sendable {
 
     /// A connection opened; its heartbeat clock starts now, its request budget full.
     public mutating func connect(_ participant: LineParticipantID, nowMicros: UInt64) {
-        participants[participant] = Participant(lastSeenMicros: nowMicros, liveId: nil,
+        participants[participant] = Participant(connectedAtMicros: nowMicros, lastSeenMicros: nowMicros, liveId: nil,
                                                 rate: LineRateBucket(tokens: limits.requestBurst, atMicros: nowMicros))
     }
 
@@ -428,7 +432,16 @@ public struct LineRegistry: Sendable {
     /// (212) and the connection closed.
     private mutating func expireTokens(nowMicros: UInt64) -> [LineDelivery] {
         var out: [LineDelivery] = []
+        let admissionMicros = Self.micros(limits.admissionTimeout)
         for participant in participants.keys.sorted() {
+            if requiresAdmission, let waiting = participants[participant], waiting.userId == nil,
+               nowMicros >= waiting.connectedAtMicros + admissionMicros {
+                let text = "no token verified within \(limits.admissionTimeout)"
+                out.append(.send(LineEvent(.tokenExpired, code: .authTimeout, message: text), to: participant))
+                out += disconnect(participant, reason: "authTimeout")
+                out.append(LineDelivery(to: participant, .disconnect(reason: "\(text) (212)")))
+                continue
+            }
             guard let expiresAt = participants[participant]?.expiresAtMicros else { continue }
             if nowMicros >= expiresAt {
                 let text = "the token expired without renewal"

@@ -47,6 +47,7 @@ public final class LineService: @unchecked Sendable {
         self.clock = clock
         self.unixClock = unixClock
         registry = LineRegistry(limits: limits)
+        registry.requiresAdmission = verifier != nil
         scheduleTick(on: group.next(), every: tickInterval)
     }
 

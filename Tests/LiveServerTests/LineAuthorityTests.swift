@@ -268,6 +268,29 @@ struct LineAuthorityTests {
         #expect(short.advance(seconds: 1).contains { $0.event?.event == .tokenWillExpire && $0.event?.seconds == 10 })
     }
 
+    @Test("with tokens checked, a connection without a verified token is closed with 212 after admissionTimeout")
+    func admissionTimeout() throws {
+        var limits = LineLimits(applyTimeout: .seconds(1000), heartbeatTimeout: .seconds(1000))
+        limits.admissionTimeout = .seconds(10)
+        var h = H(limits: limits)
+        h.registry.requiresAdmission = true
+        h.registry.connect(H.guest(1), nowMicros: h.nowMicros)
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room"), admission: .admitted(userId: "host", expiresAtMicros: h.nowMicros + 600_000_000))
+        h.send(H.guest(2), LineRequest(op: .join, liveId: "room"), admission: .refused(code: .authFailed, message: "bad"))
+        h.advance(seconds: 9)
+        #expect(h.event(H.guest(1), .tokenExpired) == nil)
+        h.advance(seconds: 1.5)
+        for waiting in [H.guest(1), H.guest(2)] {
+            #expect(h.event(waiting, .tokenExpired)?.liveCode == .authTimeout)
+            #expect(h.last.contains { $0.reaches(waiting) && $0.event == nil })
+        }
+        #expect(h.events(h.hoster).isEmpty)
+        // Without tokens nobody is timed out for it.
+        var open = H(limits: limits)
+        open.registry.connect(H.guest(1), nowMicros: open.nowMicros)
+        #expect(open.advance(seconds: 20).isEmpty)
+    }
+
     @Test("admission refusals reach the line result with their code; the token's user is the member's user id")
     func admissionRefused() throws {
         var h = H()
