@@ -187,8 +187,7 @@ public struct LineRegistry: Sendable {
         let heartbeatMicros = Self.micros(limits.heartbeatTimeout)
         let silent = participants.filter { nowMicros >= $0.value.lastSeenMicros + heartbeatMicros }.keys.sorted()
         for participant in silent {
-            out += disconnect(participant, reason: "heartbeat")
-            out.append(LineDelivery(to: participant, .disconnect(reason: "no message for \(limits.heartbeatTimeout)")))
+            out += end(participant, reason: "heartbeat", closing: "no message for \(limits.heartbeatTimeout)")
         }
         for liveId in rooms.keys.sorted() {
             out += rooms[liveId]!.takeMemberCount()
@@ -287,17 +286,11 @@ public struct LineRegistry: Sendable {
         guard rooms[liveId] == nil else {
             return Self.lineResult(request, .alreadyOpen, "line \(liveId) already has a hoster", to: participant)
         }
-        let userId: String?
-        switch admit(request, admissionContext(of: participant)) {
-        case .refused(let code, let message):
-            return Self.lineResult(request, code, message, to: participant)
-        case .admitted(let admitted, let expiresAtMicros):
-            bind(participant, userId: admitted, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
-            userId = admitted
+        let member: LineRoom.Member
+        switch admittedMember(request, participant, admit(request, admissionContext(of: participant)), nowMicros: nowMicros) {
+        case .failure(let refusal): return Self.lineResult(request, refusal.code, refusal.message, to: participant)
+        case .success(let admitted): member = admitted
         }
-        sequence += 1
-        let member = LineRoom.Member(participant: participant, userId: userId ?? request.userId ?? "", userData: request.userData ?? "",
-                                     sequence: sequence)
         rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: request.liveInfo ?? "", sequence: sequence)
         participants[participant]!.liveId = liveId
         return Self.lineResult(request, .ok, nil, to: participant) + [.send(LineEvent(.memberCount, total: 1), to: participant)]
@@ -324,17 +317,11 @@ public struct LineRegistry: Sendable {
             // Nobody speaks as someone already in the room (the hoster included).
             admission = .refused(code: .alreadyOpen, message: "user \(taken) is already in line \(liveId)")
         }
-        let userId: String?
-        switch admission {
-        case .refused(let code, let message):
-            return Self.lineResult(request, code, message, to: participant)
-        case .admitted(let admitted, let expiresAtMicros):
-            bind(participant, userId: admitted, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
-            userId = admitted
+        let member: LineRoom.Member
+        switch admittedMember(request, participant, admission, nowMicros: nowMicros) {
+        case .failure(let refusal): return Self.lineResult(request, refusal.code, refusal.message, to: participant)
+        case .success(let admitted): member = admitted
         }
-        sequence += 1
-        let member = LineRoom.Member(participant: participant, userId: userId ?? request.userId ?? "", userData: request.userData ?? "",
-                                     sequence: sequence)
         participants[participant]!.liveId = liveId
         let out = Self.lineResult(request, .ok, nil, to: participant) + room.join(member)
         rooms[liveId] = room
@@ -360,6 +347,21 @@ public struct LineRegistry: Sendable {
     /// Binds the admitted user and token expiry. The warning goes out
     /// `tokenWillExpireSeconds` before the expiry, or at half the token's remaining life
     /// when that is later (a 20 s token is not renewed every tick under a 300 s warning).
+    /// The member an admitted create or join makes, its user id the token's when there is
+    /// one; the refusal otherwise.
+    private mutating func admittedMember(_ request: LineRequest, _ participant: LineParticipantID, _ admission: LineAdmission,
+                                         nowMicros: UInt64) -> Result<LineRoom.Member, LineRefusal> {
+        switch admission {
+        case .refused(let code, let message):
+            return .failure(LineRefusal(code: code, message: message, id: request.id))
+        case .admitted(let userId, let expiresAtMicros):
+            bind(participant, userId: userId, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
+            sequence += 1
+            return .success(LineRoom.Member(participant: participant, userId: userId ?? request.userId ?? "",
+                                            userData: request.userData ?? "", sequence: sequence))
+        }
+    }
+
     private mutating func bind(_ participant: LineParticipantID, userId: String?, expiresAtMicros: UInt64?,
                                nowMicros: UInt64) {
         participants[participant]!.userId = userId
@@ -424,8 +426,14 @@ public struct LineRegistry: Sendable {
     }
 
     private mutating func dropAbuser(_ participant: LineParticipantID) -> [LineDelivery] {
-        disconnect(participant, reason: "rateLimit")
-            + [LineDelivery(to: participant, .disconnect(reason: "far more than \(limits.requestsPerSecond) requests per second"))]
+        end(participant, reason: "rateLimit", closing: "far more than \(limits.requestsPerSecond) requests per second")
+    }
+
+    /// Ends a participant's session: `event` to it first (if any), its room told it left
+    /// for `reason`, its connection closed saying `closing`.
+    private mutating func end(_ participant: LineParticipantID, reason: String, closing: String, event: LineEvent? = nil) -> [LineDelivery] {
+        (event.map { [.send($0, to: participant)] } ?? []) + disconnect(participant, reason: reason)
+            + [LineDelivery(to: participant, .disconnect(reason: closing))]
     }
 
     /// tokenWillExpire once per token (see `bind` for when); at the expiry, tokenExpired
@@ -437,17 +445,15 @@ public struct LineRegistry: Sendable {
             if requiresAdmission, let waiting = participants[participant], waiting.userId == nil,
                nowMicros >= waiting.connectedAtMicros + admissionMicros {
                 let text = "no token verified within \(limits.admissionTimeout)"
-                out.append(.send(LineEvent(.tokenExpired, code: .authTimeout, message: text), to: participant))
-                out += disconnect(participant, reason: "authTimeout")
-                out.append(LineDelivery(to: participant, .disconnect(reason: "\(text) (212)")))
+                out += end(participant, reason: "authTimeout", closing: "\(text) (212)",
+                           event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
                 continue
             }
             guard let expiresAt = participants[participant]?.expiresAtMicros else { continue }
             if nowMicros >= expiresAt {
                 let text = "the token expired without renewal"
-                out.append(.send(LineEvent(.tokenExpired, code: .authTimeout, message: text), to: participant))
-                out += disconnect(participant, reason: "tokenExpired")
-                out.append(LineDelivery(to: participant, .disconnect(reason: "\(text) (212)")))
+                out += end(participant, reason: "tokenExpired", closing: "\(text) (212)",
+                           event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
             } else if let warnAt = participants[participant]!.warnAtMicros, nowMicros >= warnAt {
                 participants[participant]!.warnAtMicros = nil
                 let seconds = Int((expiresAt - nowMicros + 999_999) / 1_000_000)
