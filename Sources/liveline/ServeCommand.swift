@@ -33,6 +33,11 @@ enum ServeCommand: Command {
         GET /api/live (living list), GET /api/live/ID/members?page=N, and the co-host
         line's WebSocket at ws://HOST:PORT/line. Stream names starting with "line-" are
         co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
+        A line LIVE_ID is opened only by the publisher of a stream named LIVE_ID that
+        published with ?lineKey=KEY and creates with that key (liveline host --line does
+        this), or with --auth-secret-file by a token granting line-host on LIVE_ID; joins
+        then need line-guest (or line-host), the token's sub is the user id, and
+        tokenWillExpire goes out before a token expires (renewToken; unrenewed: 212).
 
         Access control: with --auth-secret-file, RTMP publish and play need a token that
         grants publish/play on APP/NAME, as ?token=TOKEN on the stream URL (or on the
