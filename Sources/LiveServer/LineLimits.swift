@@ -7,6 +7,8 @@ public struct LineLimits: Sendable, Equatable {
     /// A participant that sends nothing for this long counts as gone.
     public var heartbeatTimeout: Duration
     public var maxUserData = 512
+    /// A live id (a stream name) longer than this is refused (4).
+    public var maxLiveId = 256
     public var maxLiveInfo = 1024
     public var maxUserName = 256
     public var maxHeader = 512

@@ -374,6 +374,9 @@ public struct LineRegistry: Sendable {
     }
 
     private func checkUser(_ request: LineRequest) -> String? {
+        if let liveId = request.liveId, liveId.utf8.count > limits.maxLiveId {
+            return "liveId is \(liveId.utf8.count) bytes, more than \(limits.maxLiveId)"
+        }
         if let userId = request.userId, userId.utf8.count > limits.maxUserData {
             return "userId is \(userId.utf8.count) bytes, more than \(limits.maxUserData)"
         }

@@ -135,6 +135,19 @@ struct LineAuthorityTests {
         #expect(messages.first?.recipients.count == 1000)
     }
 
+    @Test("a live id over 256 bytes is refused (4) for create and join")
+    func liveIdBudget() throws {
+        var h = H()
+        let long = String(repeating: "r", count: 257)
+        h.send(h.hoster, LineRequest(op: .create, liveId: long, userId: "host"))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        #expect(h.registry.roomSummaries.isEmpty)
+        h.send(H.guest(1), LineRequest(op: .join, liveId: long, userId: "g"))
+        #expect(h.reply(H.guest(1))?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .create, liveId: String(repeating: "r", count: 256), userId: "host"))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+    }
+
     @Test("the room cap: a join beyond maxMembers is refused with 209")
     func roomCap() throws {
         var h = H(limits: changed(LineLimits()) { $0.maxMembers = 3 })
