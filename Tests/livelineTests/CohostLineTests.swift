@@ -174,6 +174,39 @@ struct CohostLineTests {
         #expect(bare.stdout.contains("\"event\":\"lineResult\",\"code\":213"), "stdout: \(bare.stdout)")
     }
 
+    @Test("tokens lasting 20 s: a guest with --token-command renews (tokenWillExpire half-way) and stays in; one with --token is dropped with 212")
+    func renewalFromTheCommandLine() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret").path
+        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
+        let server = try Server(["--auth-secret-file", secret])
+        defer { server.background.stop() }
+        let url = server.url("ren")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        func command(_ sub: String, _ permissions: String, ttl: String) -> String {
+            "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl \(ttl)"
+        }
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "ren", "--accept", "none",
+                                     "--signal", signal, "--stats", "json", "--duration", "40",
+                                     "--token-command", command("alice", "--publish live/ren --line-host ren", ttl: "10m")])
+        defer { _ = hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let renewing = try KitProcess(["guest", url, "--line", "ren", "--no-play", "--signal", signal, "--stats", "json", "--duration", "40",
+                                       "--token-command", command("bob", "--line-guest ren", ttl: "20s")])
+        defer { _ = renewing.stop() }
+        let fixedToken = try CLI.liveline("token", "--secret-file", secret, "--sub", "carl", "--line-guest", "ren", "--ttl", "20s")
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let fixed = try KitProcess(["guest", url, "--line", "ren", "--no-play", "--signal", signal, "--stats", "json", "--duration", "40",
+                                    "--token", fixedToken])
+        defer { _ = fixed.stop() }
+        #expect(fixed.waitFor(timeout: 30) { $0["event"] as? String == "authFailed" && $0["code"] as? Int == 212 } != nil,
+                "\(fixed.names)")
+        #expect(renewing.waitFor(timeout: 5) { $0["event"] as? String == "tokenRenewed" } != nil, "\(renewing.names)")
+        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "memberCount" && $0["total"] as? Int == 2 } != nil)
+        #expect(!renewing.names.contains("authFailed") && !renewing.names.contains("disconnected"), "\(renewing.names)")
+    }
+
     @Test("line options without what they need are usage errors", arguments: [
         ["host", "--line", "x"],
         ["host", "rtmp://127.0.0.1/live/x", "--line", "x", "--accept", "maybe"],
