@@ -1,7 +1,9 @@
 /// What an app's token server hands out (the anyRTC SDK token provider's getRTCToken:
 /// token, uid, expiry).
 public struct IssuedToken: Sendable, Equatable {
+    /// What goes on the URL (`?token=`) or in the line's requests.
     public var token: String
+    /// The user id the token was issued for.
     public var uid: String
     /// Unix seconds.
     public var expiresAt: Int64

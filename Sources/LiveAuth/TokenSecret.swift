@@ -4,10 +4,15 @@ import Foundation
 public enum TokenSecret {
     /// Why a secret file could not be made or read.
     public enum Error: Swift.Error, Equatable, CustomStringConvertible {
+        /// `create` found a file there and left it alone.
         case exists(path: String)
+        /// open, fchmod or write failed with `errno`.
         case cannotCreate(path: String, errno: Int32)
+        /// open or read failed with `errno` (ENOENT: no such file).
         case cannotRead(path: String, errno: Int32)
+        /// More than `limit` bytes: not a secret file.
         case tooLarge(path: String, limit: Int)
+        /// Fewer than `minimum` bytes once trimmed (0: empty).
         case tooShort(path: String, bytes: Int, minimum: Int)
 
         public var description: String {
