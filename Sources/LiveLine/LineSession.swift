@@ -65,7 +65,7 @@ final class LineSession: @unchecked Sendable {
             request(token, user)
             return open()
         }
-        Task { [weak self] in
+        Task(executorPreference: ProviderExecutor.shared) { [weak self] in
             do {
                 let issued = try await provider()
                 self?.use(issued)
@@ -123,7 +123,7 @@ final class LineSession: @unchecked Sendable {
     /// tokenWillExpire: a fresh token from the provider, if there is one.
     private func renew() {
         guard let provider else { return }
-        Task { [weak self] in
+        Task(executorPreference: ProviderExecutor.shared) { [weak self] in
             do {
                 let issued = try await provider()
                 guard let self else { return }
