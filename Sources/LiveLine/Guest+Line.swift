@@ -1,5 +1,6 @@
 import Foundation
 import LiveCodec
+import LiveAuth
 import LiveCore
 import LiveRTMP
 import LiveServer
@@ -12,11 +13,17 @@ import LiveServer
 /// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
 extension Guest {
     /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
-    /// userData)); `lineResult` and `liveStart` follow.
+    /// userData)); `lineResult` and `liveStart` follow. On a server with tokens, `token`
+    /// (or the provider's tokens, renewed before they expire) must allow `line:guest` or
+    /// `line:host` on `liveId`, and the user id is the token's (it replaces `userId`). A user id already in the
+    /// room is refused (604). Without `token` and `tokenProvider`, the kit's
+    /// `options.tokenProvider` serves the line too.
     public func joinLine(server: LineServer, liveId: String, userId: String, userData: String = "",
-                         token: String? = nil) throws {
+                         token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         leaveLine()
-        let session = try LineSession(server: server, onEvent: { [weak self] event in self?.lineEvent(event) },
+        let session = try LineSession(server: server, tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
+                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      report: { [weak self] event in self?.reportLine(event) },
                                       onLost: { [weak self] reason in
                                           self?.stopCohostPush()
                                           self?.reportLine(.disconnected(reason: reason))
@@ -24,15 +31,24 @@ extension Guest {
         lock.lock()
         line = session
         lock.unlock()
-        session.client.join(liveId: liveId, userId: userId, userData: userData, token: token,
-                            reply: lineRefusal)
+        let refusal = lineRefusal
+        session.withToken(token) { token, tokenUser in
+            session.client.join(liveId: liveId, userId: tokenUser ?? userId, userData: userData, token: token, reply: refusal)
+        }
+    }
+
+    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
+    public func renewLineToken(_ token: String) {
+        guard let line = currentLine else { return reportLine(notJoined("renewToken")) }
+        line.renew(with: token)
     }
 
     /// Applies to co-host (seed: applyRTCLine); `applicationResult` follows (0 accepted:
     /// the push starts; 601 rejected, 602 full, 605 timed out).
     public func applyLine() {
         guard let line = currentLine else { return reportLine(notJoined("apply")) }
-        line.client.apply(reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.apply(reply: refusal) }
     }
 
     /// Withdraws the application, or leaves co-hosting and stops the push (seed:
@@ -40,7 +56,7 @@ extension Guest {
     public func hangupLine() {
         stopCohostPush()
         guard let line = currentLine else { return reportLine(notJoined("hangup")) }
-        line.client.hangup(reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.hangup(reply: refusal) }
     }
 
     /// Leaves the room (seed: leaveRTCLine): co-hosting ends, the connection closes.
@@ -53,7 +69,7 @@ extension Guest {
         guard let session else { return }
         stopCohostPush()
         let done = DispatchSemaphore(value: 0)
-        session.client.leave { _ in done.signal() }
+        session.send { $0.leave { _ in done.signal() } }
         _ = done.wait(timeout: .now() + 2)
         session.close()
     }
@@ -61,8 +77,8 @@ extension Guest {
     /// A normal or barrage message to everyone in the room (seed: sendUserMessage).
     public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notJoined("message")) }
-        line.client.message(type: type, userName: userName, header: header, content: content,
-                            reply: lineRefusal)
+        let refusal = lineRefusal
+        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
     }
 
     /// Off: the co-host push sends one black frame a second instead of the camera, and
@@ -74,7 +90,7 @@ extension Guest {
         let status = localAV
         lock.unlock()
         pipeline?.setVideoEnabled(enabled)
-        currentLine?.client.setAVStatus(audio: status.audio, video: status.video, reply: lineRefusal)
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
     /// The room hears the audio switch as remote AV status (seed: setLocalAudioEnable:;
@@ -84,7 +100,7 @@ extension Guest {
         localAV.audio = enabled
         let status = localAV
         lock.unlock()
-        currentLine?.client.setAVStatus(audio: status.audio, video: status.video, reply: lineRefusal)
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
     /// True while the guest publishes to its pubId stream.
@@ -115,7 +131,7 @@ extension Guest {
             if let pubId = event.pubId, let line = currentLine {
                 startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery))
             }
-        case .hungUp, .lineLeave, .liveStop:
+        case .hungUp, .lineLeave, .liveStop, .tokenExpired:
             stopCohostPush()
         default:
             break

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveMix
 import LiveRTMP
@@ -14,34 +15,57 @@ import LiveServer
 extension Hoster {
     /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
     /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
-    /// liveInfo ≤ 1024 bytes (JSON the living list shows).
+    /// liveInfo ≤ 1024 bytes (strict JSON when it starts with `{` or `[`; the living
+    /// list shows it).
+    ///
+    /// Who may: on a server with tokens, the holder of `token` (or of the provider's
+    /// tokens, renewed before they expire) allowing `line:host` on `liveId`, as the
+    /// token's user (it replaces `userId`); on one
+    /// without, the publisher of the stream named `liveId`: push to
+    /// `LineServer.hosterPushURL(url)` and give `server` that same URL. A refusal comes as
+    /// `lineResult` with its code (104 not the publisher / not allowed, 202, 212, 213).
+    /// Without `token` and `tokenProvider`, the kit's `options.tokenProvider` serves the
+    /// line too.
     public func createLine(server: LineServer, liveId: String, userId: String = "hoster", userData: String = "",
-                           liveInfo: String = "", token: String? = nil) throws {
+                           liveInfo: String = "", token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         closeLine()
-        let session = try LineSession(server: server, onEvent: { [weak self] event in self?.lineEvent(event) },
+        let session = try LineSession(server: server, tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
+                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      report: { [weak self] event in self?.reportLine(event) },
                                       onLost: { [weak self] reason in self?.lineLost(reason) })
         setLine(session)
-        session.client.create(liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
-                              reply: lineRefusal)
+        let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
+        let refusal = lineRefusal
+        session.withToken(token) { token, tokenUser in
+            session.client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
+                                  stream: stream, lineKey: server.lineKey, reply: refusal)
+        }
+    }
+
+    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
+    public func renewLineToken(_ token: String) {
+        guard let line = currentLine else { return reportLine(notOpen("renewToken")) }
+        line.renew(with: token)
     }
 
     /// Lets the applicant `peerId` co-host (seed: acceptRTCLine); 602 (`.refused`)
     /// when the line is full.
     public func acceptLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("accept")) }
-        line.client.accept(peerId: peerId, reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.accept(peerId: peerId, reply: refusal) }
     }
 
     /// Turns the applicant `peerId` down (seed: rejectRTCLine); it hears 601.
     public func rejectLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("reject")) }
-        line.client.reject(peerId: peerId, reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.reject(peerId: peerId, reply: refusal) }
     }
 
     /// Ends the co-hosting of `peerId` (seed: hangupRTCLine(peerId)); its tile leaves the mix.
     public func hangupLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("hangup")) }
-        line.client.hangup(peerId: peerId, reply: lineRefusal)
+        line.send { [refusal = lineRefusal] in $0.hangup(peerId: peerId, reply: refusal) }
     }
 
     /// Closes the line for everyone (seed: closeRTCLine): guests get liveStop and line
@@ -49,7 +73,7 @@ extension Hoster {
     public func closeLine() {
         guard let line = takeLine() else { return }
         let done = DispatchSemaphore(value: 0)
-        line.client.closeLine { _ in done.signal() }
+        line.send { $0.closeLine { _ in done.signal() } }
         _ = done.wait(timeout: .now() + 2)
         line.close()
         removeAllCohosts()
@@ -59,8 +83,8 @@ extension Hoster {
     /// userName, header, content)); userName ≤ 256 bytes and content ≤ 1024 bytes, both required.
     public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notOpen("message")) }
-        line.client.message(type: type, userName: userName, header: header, content: content,
-                            reply: lineRefusal)
+        let refusal = lineRefusal
+        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
     }
 
     /// The mix template, live (seed: setMixVideoModel:). Throws when it does not fit the
@@ -78,7 +102,7 @@ extension Hoster {
     /// Tells the room the hoster's audio / video is on or off (seed:
     /// setLocalAudioEnable / setLocalVideoEnable, as remote AV status for the others).
     public func setLineAVStatus(audio: Bool, video: Bool) {
-        currentLine?.client.setAVStatus(audio: audio, video: video, reply: lineRefusal)
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: audio, video: video, reply: refusal) }
     }
 
     /// The co-hosts now in the mix, by peerId, in layout order.
@@ -90,7 +114,10 @@ extension Hoster {
         switch event.event {
         case .cohostOpened:
             if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
-                openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId))
+                // With tokens, the kit's provider plays the co-host's stream (HosterMix); a line
+                // opened with a token of its own plays it with that one (it needs play on it).
+                let query = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
+                openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId, query: query))
             }
         case .cohostClosed:
             if let peerId = event.peerId { currentMix?.removeCohost(key: peerId) }

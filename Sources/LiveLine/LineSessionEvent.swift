@@ -45,6 +45,14 @@ public enum LineSessionEvent: Sendable, Equatable {
     case refused(op: String, code: LiveCode, message: String)
     /// The signaling connection could not be opened or was lost (code 101). H, G.
     case disconnected(reason: String)
+    /// The line's token expires in `seconds` (the server's `tokenWillExpire`); a kit
+    /// given a `TokenProvider` renews it by itself, others call `renewLineToken`. H, G.
+    case tokenWillExpire(seconds: Int)
+    /// The server took a fresh token, valid until `expiresAt` (unix seconds). H, G.
+    case tokenRenewed(expiresAt: Int64)
+    /// A token problem: the provider failed or gave an unusable token (202), a renewal
+    /// was refused (its code), or the token expired unrenewed (212; the line ends). H, G.
+    case authFailed(code: LiveCode, message: String)
 
     /// The event's name in the CLI's JSON lines.
     public var name: String {
@@ -66,6 +74,9 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .cohostPush(let event): "cohostPush." + event.name
         case .refused: "refused"
         case .disconnected: "disconnected"
+        case .tokenWillExpire: "tokenWillExpire"
+        case .tokenRenewed: "tokenRenewed"
+        case .authFailed: "authFailed"
         }
     }
 
@@ -109,6 +120,12 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("op", .text(op)), ("code", .int(code.rawValue)), ("message", .text(message))]
         case .disconnected(let reason):
             [("code", .int(LiveCode.networkDisconnected.rawValue)), ("reason", .text(reason))]
+        case .tokenWillExpire(let seconds):
+            [("seconds", .int(seconds))]
+        case .tokenRenewed(let expiresAt):
+            [("expiresAt", .int(Int(clamping: expiresAt)))]
+        case .authFailed(let code, let message):
+            [("code", .int(code.rawValue)), ("message", .text(message))]
         }
     }
 
@@ -135,6 +152,8 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .memberCount: self = .memberCount(total: event.total ?? 0)
         case .liveStart: self = .liveStart
         case .liveStop: self = .liveStop
+        case .tokenWillExpire: self = .tokenWillExpire(seconds: event.seconds ?? 0)
+        case .tokenExpired: self = .authFailed(code: code, message: event.message ?? code.message)
         }
     }
 }

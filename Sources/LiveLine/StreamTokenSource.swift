@@ -67,8 +67,9 @@ struct StreamTokenSource: Sendable {
 }
 
 /// Runs token providers' jobs on Dispatch's global queue instead of the cooperative pool,
-/// so a caller blocked waiting for a token cannot starve the provider.
-private final class ProviderExecutor: TaskExecutor {
+/// so a caller blocked waiting for a token cannot starve the provider (the line session
+/// runs its providers here too).
+final class ProviderExecutor: TaskExecutor {
     static let shared = ProviderExecutor()
 
     func enqueue(_ job: consuming ExecutorJob) {

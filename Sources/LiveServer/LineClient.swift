@@ -94,11 +94,15 @@ public final class LineClient: @unchecked Sendable {
 
     // MARK: hoster (ARRtmpHosterKit)
 
-    /// createRTCLine: opens the line of `liveId` as its hoster.
+    /// createRTCLine: opens the line of `liveId` as its hoster. With tokens, `token`
+    /// must allow `line:host` on `liveId`; without, `stream` ("APP/LIVEID") and
+    /// `lineKey` prove that this hoster publishes the stream named like the line (see
+    /// `LineGate`).
     @discardableResult
     public func create(liveId: String, userId: String, userData: String = "", liveInfo: String = "", token: String? = nil,
-                       reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
-        send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token), reply: reply)
+                       stream: String? = nil, lineKey: String? = nil, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
+                         stream: stream, lineKey: lineKey), reply: reply)
     }
 
     /// acceptRTCLine: the reply's code is 0, or 602 when the line is full.
@@ -161,6 +165,12 @@ public final class LineClient: @unchecked Sendable {
     }
 
     // MARK: both
+
+    /// renewToken: a fresh token for the same user, after `tokenWillExpire`.
+    @discardableResult
+    public func renewToken(_ token: String, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .renewToken, token: token), reply: reply)
+    }
 
     /// sendUserMessage: type "normal" or "barrage"; userName (≤ 256 B) and content
     /// (≤ 1024 B) are required, header (≤ 512 B) optional.

@@ -8,24 +8,36 @@ public struct LineParticipantID: Hashable, Comparable, Sendable, CustomStringCon
     public var description: String { "#\(value)" }
 }
 
-/// What the line's state machine asks the transport to do for one participant, in order.
+/// What the line's state machine asks the transport to do, in order. One event goes to
+/// all its recipients as one delivery, so the transport encodes it once.
 public struct LineDelivery: Equatable, Sendable {
     public enum Action: Equatable, Sendable {
         /// Send the event as a JSON text message.
         case send(LineEvent)
         /// Close the participant's connection (it was declared gone).
         case disconnect(reason: String)
+        /// The co-host stream `pubId` lost its co-host: the relay ends its publisher.
+        /// Has no recipients.
+        case endStream(pubId: String)
     }
 
-    public var to: LineParticipantID
+    public var recipients: [LineParticipantID]
     public var action: Action
 
-    public init(to: LineParticipantID, _ action: Action) {
-        self.to = to
+    public init(to recipients: [LineParticipantID], _ action: Action) {
+        self.recipients = recipients
         self.action = action
     }
 
-    static func send(_ event: LineEvent, to: LineParticipantID) -> LineDelivery { LineDelivery(to: to, .send(event)) }
+    public init(to recipient: LineParticipantID, _ action: Action) {
+        self.init(to: [recipient], action)
+    }
+
+    static func send(_ event: LineEvent, to recipient: LineParticipantID) -> LineDelivery { LineDelivery(to: recipient, .send(event)) }
+    static func send(_ event: LineEvent, to recipients: [LineParticipantID]) -> LineDelivery { LineDelivery(to: recipients, .send(event)) }
+
+    /// True when `participant` is one of the recipients.
+    public func reaches(_ participant: LineParticipantID) -> Bool { recipients.contains(participant) }
 
     /// The event, for a `send`.
     public var event: LineEvent? {

@@ -19,10 +19,16 @@ import LiveCore
 /// | `message` | type, userId, userName, header, content | H, G: onRTCUserMessage |
 /// | `memberCount` | total | H, G: onRTCMemberListNotify |
 /// | `liveStart` / `liveStop` | — | G: onRTCLiveStart / onRTCLiveStop |
+/// | `tokenWillExpire` | seconds | H, G: the token expires in `seconds`: renew it (renewToken) |
+/// | `tokenExpired` | code 212, message | H, G: the token expired unrenewed (or none was verified in time); the connection closes |
+///
+/// `pubId` goes only to the hoster and the co-hosts (the line's members); the other
+/// guests get `cohostOpened` / `cohostClosed` without it.
 public struct LineEvent: Codable, Equatable, Sendable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         case reply, lineResult, application, applicationCancelled, applicationResult, hungUp, lineLeave
         case cohostOpened, cohostClosed, remoteAVStatus, message, memberCount, liveStart, liveStop
+        case tokenWillExpire, tokenExpired
     }
 
     public var event: Kind
@@ -49,11 +55,14 @@ public struct LineEvent: Codable, Equatable, Sendable {
     public var audio: Bool?
     public var video: Bool?
     public var total: Int?
+    /// For `tokenWillExpire`: seconds until the token expires.
+    public var seconds: Int?
 
     public init(_ event: Kind, id: Int? = nil, op: String? = nil, code: LiveCode? = nil, message: String? = nil,
                 reason: String? = nil, peerId: String? = nil, pubId: String? = nil, publishQuery: String? = nil,
                 userId: String? = nil, userData: String? = nil, type: String? = nil, userName: String? = nil,
-                header: String? = nil, content: String? = nil, audio: Bool? = nil, video: Bool? = nil, total: Int? = nil) {
+                header: String? = nil, content: String? = nil, audio: Bool? = nil, video: Bool? = nil, total: Int? = nil,
+                seconds: Int? = nil) {
         self.event = event
         self.id = id
         self.op = op
@@ -72,6 +81,7 @@ public struct LineEvent: Codable, Equatable, Sendable {
         self.audio = audio
         self.video = video
         self.total = total
+        self.seconds = seconds
     }
 
     /// The seed code, when the event carries one.

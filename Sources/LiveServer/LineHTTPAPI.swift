@@ -3,7 +3,8 @@ import LiveNet
 
 /// The line's HTTP routes: the WebSocket `GET /line`, the living list `GET /api/live`
 /// (the seed's getLivingList shape) and `GET /api/live/{liveId}/members?page=N`
-/// (15 per page, pages from 1; 404 with code 600 for a line that has not started).
+/// (15 per page, pages from 1, a page past the end empty; 400 for a page that is not a
+/// number from 1 up to Int.max; 404 with code 600 for a line that has not started).
 public enum LineHTTPAPI {
     public static func add(_ line: LineService, to router: inout HTTPRouter) {
         router.get("/line", line.webSocketHandler())

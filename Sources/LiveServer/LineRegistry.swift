@@ -3,8 +3,13 @@ import LiveCore
 
 /// Every co-host line of the server, keyed by live id, and the participants talking to
 /// them: routes each request to its room, answers wrong-state calls with the seed's code,
-/// times out applications and silent participants, lists live rooms and decides who may
-/// publish a co-host's stream.
+/// limits each participant's request rate, times out applications, silent participants
+/// and expired tokens, sends member counts once per tick, lists live rooms and decides
+/// who may publish or play a co-host's stream.
+///
+/// Who may create, join or renew a token is decided outside (`LineGate`: tokens, the
+/// relay's publishers) and handed in as a `LineAdmission`; the registry binds the
+/// admitted user id and token expiry to the participant.
 ///
 /// Pure: time comes in as `nowMicros` arguments (a monotonic clock in µs), randomness
 /// from `makeToken`, and every change returns the `LineDelivery` list to carry out.
@@ -15,11 +20,22 @@ public struct LineRegistry: Sendable {
     public static let pubIdPrefix = "line-"
 
     private struct Participant: Sendable {
+        let connectedAtMicros: UInt64
         var lastSeenMicros: UInt64
         var liveId: String?
+        var rate: LineRateBucket
+        /// The user a verified token named (its `sub`); nil without tokens.
+        var userId: String?
+        /// When the participant's token expires; nil: never (no tokens).
+        var expiresAtMicros: UInt64?
+        /// When tokenWillExpire goes out for the current token; nil once sent (or no token).
+        var warnAtMicros: UInt64?
     }
 
     public let limits: LineLimits
+    /// Tokens are checked: a participant must have one verified within
+    /// `limits.admissionTimeout` (`LineService` sets this when it has a verifier).
+    public var requiresAdmission = false
     private let makeToken: @Sendable (_ bytes: Int) -> String
     private var participants: [LineParticipantID: Participant] = [:]
     private var rooms: [String: LineRoom] = [:]
@@ -42,15 +58,22 @@ public struct LineRegistry: Sendable {
 
     // MARK: participants
 
-    /// A connection opened; its heartbeat clock starts now.
+    /// A connection opened; its heartbeat clock starts now, its request budget full.
     public mutating func connect(_ participant: LineParticipantID, nowMicros: UInt64) {
-        participants[participant] = Participant(lastSeenMicros: nowMicros, liveId: nil)
+        participants[participant] = Participant(connectedAtMicros: nowMicros, lastSeenMicros: nowMicros, liveId: nil,
+                                                rate: LineRateBucket(tokens: limits.requestBurst, atMicros: nowMicros))
     }
 
-    /// A sign of life that is not a request (a WebSocket ping or pong) resets the
-    /// participant's heartbeat clock.
-    public mutating func touch(_ participant: LineParticipantID, nowMicros: UInt64) {
-        participants[participant]?.lastSeenMicros = nowMicros
+    /// A sign of life that is not a request (a WebSocket ping or pong, a binary message)
+    /// resets the participant's heartbeat clock and counts against its request rate: a
+    /// participant far over it is disconnected.
+    public mutating func touch(_ participant: LineParticipantID, nowMicros: UInt64) -> [LineDelivery] {
+        if participants[participant] == nil { connect(participant, nowMicros: nowMicros) }
+        participants[participant]!.lastSeenMicros = nowMicros
+        switch takeRequest(participant, nowMicros: nowMicros) {
+        case .allowed, .refused: return []
+        case .abusive: return dropAbuser(participant)
+        }
     }
 
     /// A connection closed: the participant leaves its room (a hoster's line closes for all).
@@ -64,28 +87,47 @@ public struct LineRegistry: Sendable {
         return out
     }
 
-    /// Handles one text message from `participant` (any message counts as a heartbeat).
-    public mutating func receive(_ text: String, from participant: LineParticipantID, nowMicros: UInt64) -> [LineDelivery] {
+    /// Handles one text message from `participant` (any message counts as a heartbeat);
+    /// `admit` decides creates, joins and renewals (see `handle`).
+    public mutating func receive(_ text: String, from participant: LineParticipantID, nowMicros: UInt64,
+                                 admit: (LineRequest, LineAdmissionContext) -> LineAdmission = { _, _ in .open }) -> [LineDelivery] {
         switch LineRequest.parse(text) {
         case .success(let request):
-            return handle(request, from: participant, nowMicros: nowMicros)
+            return handle(request, from: participant, nowMicros: nowMicros, admit: admit)
         case .failure(let refusal):
-            participants[participant]?.lastSeenMicros = nowMicros
-            return [.send(LineEvent(.reply, id: refusal.id, code: refusal.code, message: refusal.message), to: participant)]
+            return refuse(refusal, from: participant, nowMicros: nowMicros)
         }
     }
 
-    /// Handles one request from `participant`. Every request gets exactly one `reply`.
-    public mutating func handle(_ request: LineRequest, from participant: LineParticipantID, nowMicros: UInt64) -> [LineDelivery] {
-        if participants[participant] == nil { connect(participant, nowMicros: nowMicros) }
-        participants[participant]!.lastSeenMicros = nowMicros
+    /// Answers a message that is not a request (it counts against the rate like one).
+    public mutating func refuse(_ refusal: LineRefusal, from participant: LineParticipantID, nowMicros: UInt64) -> [LineDelivery] {
+        if let limited = limitRate(participant, id: refusal.id, op: nil, nowMicros: nowMicros) { return limited }
+        return [.send(LineEvent(.reply, id: refusal.id, code: refusal.code, message: refusal.message), to: participant)]
+    }
+
+    /// What the registry tells `admit` about the participant asking.
+    public func admissionContext(of participant: LineParticipantID) -> LineAdmissionContext {
+        let liveId = participants[participant]?.liveId
+        return LineAdmissionContext(userId: participants[participant]?.userId, liveId: liveId,
+                                    isHoster: liveId.flatMap { rooms[$0] }?.hoster == participant)
+    }
+
+    /// Handles one request from `participant`. Every request gets exactly one `reply`
+    /// (over the rate limit: 201; far over: the connection is closed). `admit` is asked
+    /// once the cheap checks of a create, join or renewToken passed; the default admits
+    /// everyone (no tokens, no publisher check).
+    public mutating func handle(_ request: LineRequest, from participant: LineParticipantID, nowMicros: UInt64,
+                                admit: (LineRequest, LineAdmissionContext) -> LineAdmission = { _, _ in .open }) -> [LineDelivery] {
+        if let limited = limitRate(participant, id: request.id, op: request.op, nowMicros: nowMicros) { return limited }
         switch request.op {
         case .heartbeat:
             return [Self.reply(request, .ok, to: participant)]
         case .create:
-            return create(request, from: participant)
+            return create(request, from: participant, nowMicros: nowMicros, admit: admit)
         case .join:
-            return join(request, from: participant)
+            return join(request, from: participant, nowMicros: nowMicros, admit: admit)
+        case .renewToken:
+            return renew(request, from: participant, nowMicros: nowMicros, admit: admit)
         default:
             break
         }
@@ -96,7 +138,7 @@ public struct LineRegistry: Sendable {
         let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close]
         let guestOps: Set<LineRequest.Op> = [.apply, .cancel, .leave]
         if hosterOps.contains(request.op), !isHoster {
-            return [Self.reply(request, .invalidParams, "\(request.op.rawValue) is a hoster request", to: participant)]
+            return [Self.reply(request, .unauthorized, "only the line's hoster may \(request.op.rawValue)", to: participant)]
         }
         if guestOps.contains(request.op), isHoster {
             return [Self.reply(request, .invalidParams, "\(request.op.rawValue) is a guest request", to: participant)]
@@ -123,15 +165,17 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .ok, to: participant)] + closeRoom(room, code: .ok, reason: "closed")
         case .message:
             out = message(request, from: participant, in: room)
-        case .heartbeat, .create, .join:
+        case .heartbeat, .create, .join, .renewToken:
             out = []
         }
         rooms[liveId] = room
         return out
     }
 
-    /// Applications unanswered past `applyTimeout` are cancelled for both sides;
-    /// participants silent past `heartbeatTimeout` are gone (and disconnected).
+    /// Applications unanswered past `applyTimeout` are cancelled for both sides; tokens
+    /// near their expiry are announced (`tokenWillExpire`) and expired ones end their
+    /// session (212); participants silent past `heartbeatTimeout` are gone (and
+    /// disconnected); rooms whose member count changed send it, once per tick.
     public mutating func tick(nowMicros: UInt64) -> [LineDelivery] {
         var out: [LineDelivery] = []
         let applyMicros = Self.micros(limits.applyTimeout)
@@ -139,11 +183,14 @@ public struct LineRegistry: Sendable {
         for liveId in rooms.keys.sorted() {
             out += rooms[liveId]!.expireApplications(nowMicros: nowMicros, timeoutMicros: applyMicros, timeoutText: text)
         }
+        out += expireTokens(nowMicros: nowMicros)
         let heartbeatMicros = Self.micros(limits.heartbeatTimeout)
         let silent = participants.filter { nowMicros >= $0.value.lastSeenMicros + heartbeatMicros }.keys.sorted()
         for participant in silent {
-            out += disconnect(participant, reason: "heartbeat")
-            out.append(LineDelivery(to: participant, .disconnect(reason: "no message for \(limits.heartbeatTimeout)")))
+            out += end(participant, reason: "heartbeat", closing: "no message for \(limits.heartbeatTimeout)")
+        }
+        for liveId in rooms.keys.sorted() {
+            out += rooms[liveId]!.takeMemberCount()
         }
         return out
     }
@@ -157,12 +204,12 @@ public struct LineRegistry: Sendable {
 
     /// The living list in the seed's shape (getLivingList):
     /// `{"LiveList": [liveInfo...], "LiveMembers": [count...]}`, rooms created with an
-    /// empty liveInfo left out. A liveInfo that is JSON appears as JSON, other text as a string.
+    /// empty liveInfo left out. A liveInfo that is a JSON object or array (checked
+    /// strictly at create) appears as JSON, other text as a string.
     public func livingListJSON() -> String {
         let listed = roomsInOrder.filter { !$0.liveInfo.isEmpty }
         let infos = listed.map { room -> String in
-            let data = Data(room.liveInfo.utf8)
-            if (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) != nil { return room.liveInfo }
+            if Self.looksLikeJSON(room.liveInfo), LineJSONValidator.isStrict(room.liveInfo) { return room.liveInfo }
             return LineJSON.encode([room.liveInfo]).dropFirst().dropLast().description
         }
         return "{\"LiveList\":[\(infos.joined(separator: ","))],\"LiveMembers\":[\(listed.map { String($0.memberCount) }.joined(separator: ","))]}"
@@ -171,10 +218,13 @@ public struct LineRegistry: Sendable {
     /// Page `page` (from 1) of `liveId`'s members in join order, nil when there is no such line.
     public func memberPage(liveId: String, page: Int) -> LineMemberPage? {
         guard let room = rooms[liveId] else { return nil }
-        let size = limits.membersPerPage
+        let size = max(1, limits.membersPerPage)
         let members = room.membersInOrder
-        let start = max(0, page - 1) * size
-        let slice = start < members.count ? Array(members[start..<min(members.count, start + size)]) : []
+        // `page` comes from a request: only pages that exist reach the multiplication,
+        // so no page number can overflow it.
+        let index = page > 0 ? page - 1 : 0
+        let pages = (members.count + size - 1) / size
+        let slice = index < pages ? Array(members[(index * size)..<min(members.count, index * size + size)]) : []
         return LineMemberPage(liveId: liveId, page: page, pageSize: size, total: members.count, members: slice.map { member in
             let role = member.participant == room.hoster ? "hoster" : room.cohost(of: member.participant) != nil ? "cohost" : "guest"
             return LineMemberPage.Member(userId: member.userId, userData: member.userData, role: role)
@@ -189,42 +239,65 @@ public struct LineRegistry: Sendable {
         guard let cohost = rooms.values.lazy.compactMap({ $0.cohost(pubId: streamName) }).first else {
             return "\(streamName) is not the stream of a co-host on a line"
         }
-        let given = (query ?? "").split(separator: "&").first { $0.hasPrefix("line=") }.map { String($0.dropFirst(5)) }
-        guard let given, Self.sameToken(given, cohost.secret) else {
+        guard let given = Self.queryValue("line", in: query), Self.sameToken(given, cohost.secret) else {
             return "\(streamName) may be published only by its co-host (with its line= secret)"
         }
         return nil
+    }
+
+    /// Why `userId` may not play `streamName`, nil when it may: a `line-…` co-host stream
+    /// is played only by the members of its line (the hoster and the co-hosts), known by
+    /// their user id; nil `userId` (no verified user) is refused. Other names are left
+    /// to the relay. Meant for servers that check tokens (the user id is the token's sub).
+    public func coHostPlayRefusal(streamName: String, userId: String?) -> String? {
+        guard streamName.hasPrefix(Self.pubIdPrefix) else { return nil }
+        guard let room = rooms.values.first(where: { $0.cohost(pubId: streamName) != nil }) else {
+            return "\(streamName) is not the stream of a co-host on a line"
+        }
+        guard let userId, !userId.isEmpty,
+              let member = room.member(userId: userId), room.isOnLine(member.participant) else {
+            return "\(streamName) may be played only by the hoster and co-hosts of line \(room.liveId)"
+        }
+        return nil
+    }
+
+    /// The value of `name=` in a URL query ("a=1&lineKey=XYZ"), as it is (no percent-decoding:
+    /// the line's secrets are URL-safe); nil when absent.
+    public static func queryValue(_ name: String, in query: String?) -> String? {
+        let prefix = name + "="
+        return (query ?? "").split(separator: "&").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
     }
 
     // MARK: private
 
     private var roomsInOrder: [LineRoom] { rooms.values.sorted { $0.sequence < $1.sequence } }
 
-    private mutating func create(_ request: LineRequest, from participant: LineParticipantID) -> [LineDelivery] {
+    private mutating func create(_ request: LineRequest, from participant: LineParticipantID, nowMicros: UInt64,
+                                 admit: (LineRequest, LineAdmissionContext) -> LineAdmission) -> [LineDelivery] {
         if let current = participants[participant]!.liveId {
             return Self.lineResult(request, .alreadyOpen, "already in line \(current)", to: participant)
         }
         guard let liveId = request.liveId, !liveId.isEmpty else {
             return Self.lineResult(request, .invalidParams, "create needs a liveId", to: participant)
         }
-        if let refusal = checkUser(request) { return Self.lineResult(request, .invalidParams, refusal, to: participant) }
-        let liveInfo = request.liveInfo ?? ""
-        guard liveInfo.utf8.count <= limits.maxLiveInfo else {
-            return Self.lineResult(request, .invalidParams, "liveInfo is \(liveInfo.utf8.count) bytes, more than \(limits.maxLiveInfo)",
-                                   to: participant)
+        if let refusal = checkUser(request) ?? checkLiveInfo(request.liveInfo ?? "") {
+            return Self.lineResult(request, .invalidParams, refusal, to: participant)
         }
         guard rooms[liveId] == nil else {
             return Self.lineResult(request, .alreadyOpen, "line \(liveId) already has a hoster", to: participant)
         }
-        sequence += 1
-        let member = LineRoom.Member(participant: participant, userId: request.userId ?? "", userData: request.userData ?? "",
-                                     sequence: sequence)
-        rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: liveInfo, sequence: sequence)
+        let member: LineRoom.Member
+        switch admittedMember(request, participant, admit(request, admissionContext(of: participant)), nowMicros: nowMicros) {
+        case .failure(let refusal): return Self.lineResult(request, refusal.code, refusal.message, to: participant)
+        case .success(let admitted): member = admitted
+        }
+        rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: request.liveInfo ?? "", sequence: sequence)
         participants[participant]!.liveId = liveId
         return Self.lineResult(request, .ok, nil, to: participant) + [.send(LineEvent(.memberCount, total: 1), to: participant)]
     }
 
-    private mutating func join(_ request: LineRequest, from participant: LineParticipantID) -> [LineDelivery] {
+    private mutating func join(_ request: LineRequest, from participant: LineParticipantID, nowMicros: UInt64,
+                               admit: (LineRequest, LineAdmissionContext) -> LineAdmission) -> [LineDelivery] {
         if let current = participants[participant]!.liveId {
             return Self.lineResult(request, .alreadyOpen, "already in line \(current)", to: participant)
         }
@@ -235,16 +308,75 @@ public struct LineRegistry: Sendable {
         guard var room = rooms[liveId] else {
             return Self.lineResult(request, .lineNotStarted, "line \(liveId) has not started", to: participant)
         }
-        sequence += 1
-        let member = LineRoom.Member(participant: participant, userId: request.userId ?? "", userData: request.userData ?? "",
-                                     sequence: sequence)
+        guard room.memberCount < limits.maxMembers else {
+            return Self.lineResult(request, .noResources, "line \(liveId) is full: \(limits.maxMembers) members", to: participant)
+        }
+        var admission = admit(request, admissionContext(of: participant))
+        if case .admitted(let admitted, _) = admission, let taken = admitted ?? request.userId, !taken.isEmpty,
+           room.member(userId: taken) != nil {
+            // Nobody speaks as someone already in the room (the hoster included).
+            admission = .refused(code: .alreadyOpen, message: "user \(taken) is already in line \(liveId)")
+        }
+        let member: LineRoom.Member
+        switch admittedMember(request, participant, admission, nowMicros: nowMicros) {
+        case .failure(let refusal): return Self.lineResult(request, refusal.code, refusal.message, to: participant)
+        case .success(let admitted): member = admitted
+        }
         participants[participant]!.liveId = liveId
         let out = Self.lineResult(request, .ok, nil, to: participant) + room.join(member)
         rooms[liveId] = room
         return out
     }
 
+    /// renewToken: a new token for the same user (and the same role) replaces the old
+    /// one's expiry; a refused one leaves the old token in force until it expires.
+    private mutating func renew(_ request: LineRequest, from participant: LineParticipantID, nowMicros: UInt64,
+                                admit: (LineRequest, LineAdmissionContext) -> LineAdmission) -> [LineDelivery] {
+        switch admit(request, admissionContext(of: participant)) {
+        case .refused(let code, let message):
+            return [Self.reply(request, code, message, to: participant)]
+        case .admitted(let userId, let expiresAtMicros):
+            if let bound = participants[participant]!.userId, userId != bound {
+                return [Self.reply(request, .unauthorized, "the new token is for \(userId ?? "nobody"), not \(bound)", to: participant)]
+            }
+            bind(participant, userId: userId, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
+            return [Self.reply(request, .ok, to: participant)]
+        }
+    }
+
+    /// Binds the admitted user and token expiry. The warning goes out
+    /// `tokenWillExpireSeconds` before the expiry, or at half the token's remaining life
+    /// when that is later (a 20 s token is not renewed every tick under a 300 s warning).
+    /// The member an admitted create or join makes, its user id the token's when there is
+    /// one; the refusal otherwise.
+    private mutating func admittedMember(_ request: LineRequest, _ participant: LineParticipantID, _ admission: LineAdmission,
+                                         nowMicros: UInt64) -> Result<LineRoom.Member, LineRefusal> {
+        switch admission {
+        case .refused(let code, let message):
+            return .failure(LineRefusal(code: code, message: message, id: request.id))
+        case .admitted(let userId, let expiresAtMicros):
+            bind(participant, userId: userId, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
+            sequence += 1
+            return .success(LineRoom.Member(participant: participant, userId: userId ?? request.userId ?? "",
+                                            userData: request.userData ?? "", sequence: sequence))
+        }
+    }
+
+    private mutating func bind(_ participant: LineParticipantID, userId: String?, expiresAtMicros: UInt64?,
+                               nowMicros: UInt64) {
+        participants[participant]!.userId = userId
+        participants[participant]!.expiresAtMicros = expiresAtMicros
+        participants[participant]!.warnAtMicros = expiresAtMicros.map { expiresAt in
+            let left = expiresAt > nowMicros ? expiresAt - nowMicros : 0
+            let ahead = UInt64(max(0, min(limits.tokenWillExpireSeconds, 1 << 32))) * 1_000_000
+            return expiresAt - min(ahead, left / 2)
+        }
+    }
+
     private func checkUser(_ request: LineRequest) -> String? {
+        if let liveId = request.liveId, liveId.utf8.count > limits.maxLiveId {
+            return "liveId is \(liveId.utf8.count) bytes, more than \(limits.maxLiveId)"
+        }
         if let userId = request.userId, userId.utf8.count > limits.maxUserData {
             return "userId is \(userId.utf8.count) bytes, more than \(limits.maxUserData)"
         }
@@ -252,6 +384,86 @@ public struct LineRegistry: Sendable {
             return "userData is \(userData.utf8.count) bytes, more than \(limits.maxUserData)"
         }
         return nil
+    }
+
+    /// liveInfo is pasted into `/api/live` for every client: one that looks like JSON (an
+    /// object or array) must be strict JSON; a byte-order mark is refused; other text is
+    /// listed as a JSON string.
+    private func checkLiveInfo(_ liveInfo: String) -> String? {
+        guard liveInfo.utf8.count <= limits.maxLiveInfo else {
+            return "liveInfo is \(liveInfo.utf8.count) bytes, more than \(limits.maxLiveInfo)"
+        }
+        if liveInfo.unicodeScalars.first == "\u{FEFF}" { return "liveInfo starts with a byte-order mark" }
+        if Self.looksLikeJSON(liveInfo), !LineJSONValidator.isStrict(liveInfo) {
+            return "liveInfo looks like JSON but is not strict JSON (RFC 8259: no trailing commas, comments or single quotes)"
+        }
+        return nil
+    }
+
+    /// Starts (after whitespace) with `{` or `[`.
+    static func looksLikeJSON(_ text: String) -> Bool {
+        let first = text.utf8.first { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }
+        return first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+    }
+
+    // MARK: rate and expiry
+
+    /// Takes one request from the participant's budget: nil when allowed, else what to
+    /// answer (201, or the connection closed when far over).
+    private mutating func limitRate(_ participant: LineParticipantID, id: Int?, op: LineRequest.Op?, nowMicros: UInt64) -> [LineDelivery]? {
+        if participants[participant] == nil { connect(participant, nowMicros: nowMicros) }
+        participants[participant]!.lastSeenMicros = nowMicros
+        switch takeRequest(participant, nowMicros: nowMicros) {
+        case .allowed:
+            return nil
+        case .refused:
+            let text = "more than \(limits.requestsPerSecond) requests per second (burst \(limits.requestBurst)): slow down"
+            return [.send(LineEvent(.reply, id: id, op: op?.rawValue, code: .badRequest, message: text), to: participant)]
+        case .abusive:
+            return dropAbuser(participant)
+        }
+    }
+
+    private mutating func takeRequest(_ participant: LineParticipantID, nowMicros: UInt64) -> LineRateBucket.Verdict {
+        participants[participant]!.rate.take(nowMicros: nowMicros, perSecond: limits.requestsPerSecond, burst: limits.requestBurst)
+    }
+
+    private mutating func dropAbuser(_ participant: LineParticipantID) -> [LineDelivery] {
+        end(participant, reason: "rateLimit", closing: "far more than \(limits.requestsPerSecond) requests per second")
+    }
+
+    /// Ends a participant's session: `event` to it first (if any), its room told it left
+    /// for `reason`, its connection closed saying `closing`.
+    private mutating func end(_ participant: LineParticipantID, reason: String, closing: String, event: LineEvent? = nil) -> [LineDelivery] {
+        (event.map { [.send($0, to: participant)] } ?? []) + disconnect(participant, reason: reason)
+            + [LineDelivery(to: participant, .disconnect(reason: closing))]
+    }
+
+    /// tokenWillExpire once per token (see `bind` for when); at the expiry, tokenExpired
+    /// (212) and the connection closed.
+    private mutating func expireTokens(nowMicros: UInt64) -> [LineDelivery] {
+        var out: [LineDelivery] = []
+        let admissionMicros = Self.micros(limits.admissionTimeout)
+        for participant in participants.keys.sorted() {
+            if requiresAdmission, let waiting = participants[participant], waiting.userId == nil,
+               nowMicros >= waiting.connectedAtMicros + admissionMicros {
+                let text = "no token verified within \(limits.admissionTimeout)"
+                out += end(participant, reason: "authTimeout", closing: "\(text) (212)",
+                           event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
+                continue
+            }
+            guard let expiresAt = participants[participant]?.expiresAtMicros else { continue }
+            if nowMicros >= expiresAt {
+                let text = "the token expired without renewal"
+                out += end(participant, reason: "tokenExpired", closing: "\(text) (212)",
+                           event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
+            } else if let warnAt = participants[participant]!.warnAtMicros, nowMicros >= warnAt {
+                participants[participant]!.warnAtMicros = nil
+                let seconds = Int((expiresAt - nowMicros + 999_999) / 1_000_000)
+                out.append(.send(LineEvent(.tokenWillExpire, seconds: seconds), to: participant))
+            }
+        }
+        return out
     }
 
     private func message(_ request: LineRequest, from participant: LineParticipantID, in room: LineRoom) -> [LineDelivery] {
@@ -299,7 +511,7 @@ public struct LineRegistry: Sendable {
     }
 
     /// Compares in time independent of where the first difference is.
-    private static func sameToken(_ a: String, _ b: String) -> Bool {
+    static func sameToken(_ a: String, _ b: String) -> Bool {
         let x = Array(a.utf8), y = Array(b.utf8)
         guard x.count == y.count else { return false }
         return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
@@ -320,4 +532,24 @@ public struct LineMemberPage: Codable, Equatable, Sendable {
     public var pageSize: Int
     public var total: Int
     public var members: [Member]
+}
+
+/// A participant's request budget: a token bucket refilled at `perSecond` up to `burst`.
+/// A request with no token left is refused; the bucket then goes into debt, and a debt
+/// of a whole burst (a client that keeps sending while refused) marks it abusive.
+struct LineRateBucket: Sendable {
+    enum Verdict: Equatable { case allowed, refused, abusive }
+
+    var tokens: Double
+    var atMicros: UInt64
+
+    mutating func take(nowMicros: UInt64, perSecond: Double, burst: Double) -> Verdict {
+        if nowMicros > atMicros {
+            tokens = min(burst, tokens + Double(nowMicros - atMicros) / 1_000_000 * perSecond)
+            atMicros = nowMicros
+        }
+        tokens -= 1
+        if tokens >= 0 { return .allowed }
+        return tokens <= -burst ? .abusive : .refused
+    }
 }

@@ -13,12 +13,19 @@ import LiveCore
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
 /// - both: `message` (type "normal"|"barrage", userName ≤ 256 B required, header
-///   ≤ 512 B, content ≤ 1024 B required; sendUserMessage), `heartbeat`
+///   ≤ 512 B, content ≤ 1024 B required; sendUserMessage), `heartbeat`, `renewToken`
+///   (token; renewToken after tokenWillExpire)
+///
+/// Who may create: with tokens checked, a token allowing `line:host` on the live id
+/// (`token` here or `?token=` on `/line`); join needs `line:guest` or `line:host`, and
+/// the token's `sub` is the user id. Without tokens, the publisher of the stream named
+/// like the line: `stream` is its "APP/NAME" (NAME = liveId) and `lineKey` the value of
+/// `lineKey=` in the query it published with (`rtmp://HOST/APP/NAME?lineKey=SECRET`).
 public struct LineRequest: Codable, Equatable, Sendable {
     public enum Op: String, Codable, Sendable, CaseIterable {
         case create, accept, reject, hangup, close
         case join, apply, cancel, leave, setAVStatus
-        case message, heartbeat
+        case message, heartbeat, renewToken
     }
 
     public var op: Op
@@ -36,11 +43,15 @@ public struct LineRequest: Codable, Equatable, Sendable {
     public var content: String?
     public var audio: Bool?
     public var video: Bool?
+    /// create without tokens: the hoster's stream, "APP/NAME", NAME being the liveId.
+    public var stream: String?
+    /// create without tokens: the `lineKey=` value of the hoster's publish query.
+    public var lineKey: String?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,
                 userName: String? = nil, header: String? = nil, content: String? = nil,
-                audio: Bool? = nil, video: Bool? = nil) {
+                audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil) {
         self.op = op
         self.id = id
         self.liveId = liveId
@@ -55,6 +66,8 @@ public struct LineRequest: Codable, Equatable, Sendable {
         self.content = content
         self.audio = audio
         self.video = video
+        self.stream = stream
+        self.lineKey = lineKey
     }
 
     /// The request as one JSON text message.
@@ -90,5 +103,137 @@ enum LineJSON {
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Only strings, numbers and booleans: encoding cannot fail.
         return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? "{}"
+    }
+}
+
+/// Checks that text is exactly one JSON value by RFC 8259's grammar: no trailing commas,
+/// comments, byte-order mark, single quotes, NaN, leading zeros or raw control
+/// characters, and no more than `maxDepth` arrays and objects inside each other. Pure.
+struct LineJSONValidator {
+    private let bytes: [UInt8]
+    private let maxDepth: Int
+    private var index = 0
+
+    /// True when `text` is one strict JSON value (whitespace around it allowed).
+    static func isStrict(_ text: String, maxDepth: Int = 32) -> Bool {
+        var validator = LineJSONValidator(bytes: Array(text.utf8), maxDepth: maxDepth)
+        validator.skipSpace()
+        guard validator.value(depth: 0) else { return false }
+        validator.skipSpace()
+        return validator.index == validator.bytes.count
+    }
+
+    private init(bytes: [UInt8], maxDepth: Int) {
+        self.bytes = bytes
+        self.maxDepth = maxDepth
+    }
+
+    private var peek: UInt8? { index < bytes.count ? bytes[index] : nil }
+
+    private mutating func skipSpace() {
+        while let byte = peek, byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D { index += 1 }
+    }
+
+    private mutating func take(_ byte: UInt8) -> Bool {
+        guard peek == byte else { return false }
+        index += 1
+        return true
+    }
+
+    private mutating func value(depth: Int) -> Bool {
+        guard let first = peek else { return false }
+        switch first {
+        case UInt8(ascii: "{"): return container(close: UInt8(ascii: "}"), keyed: true, depth: depth + 1)
+        case UInt8(ascii: "["): return container(close: UInt8(ascii: "]"), keyed: false, depth: depth + 1)
+        case UInt8(ascii: "\""): return string()
+        case UInt8(ascii: "t"): return literal("true")
+        case UInt8(ascii: "f"): return literal("false")
+        case UInt8(ascii: "n"): return literal("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return number()
+        default: return false
+        }
+    }
+
+    private mutating func container(close: UInt8, keyed: Bool, depth: Int) -> Bool {
+        guard depth <= maxDepth else { return false }
+        index += 1
+        skipSpace()
+        if take(close) { return true }
+        while true {
+            if keyed {
+                guard string() else { return false }
+                skipSpace()
+                guard take(UInt8(ascii: ":")) else { return false }
+                skipSpace()
+            }
+            guard value(depth: depth) else { return false }
+            skipSpace()
+            if take(close) { return true }
+            guard take(UInt8(ascii: ",")) else { return false }
+            skipSpace()
+        }
+    }
+
+    private mutating func string() -> Bool {
+        guard take(UInt8(ascii: "\"")) else { return false }
+        while let byte = peek {
+            index += 1
+            switch byte {
+            case UInt8(ascii: "\""): return true
+            case 0..<0x20: return false
+            case UInt8(ascii: "\\"):
+                guard let escaped = peek else { return false }
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                     UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    continue
+                case UInt8(ascii: "u"):
+                    for _ in 0..<4 {
+                        guard let hex = peek, Self.isHexDigit(hex) else { return false }
+                        index += 1
+                    }
+                default:
+                    return false
+                }
+            default:
+                continue
+            }
+        }
+        return false
+    }
+
+    private mutating func number() -> Bool {
+        _ = take(UInt8(ascii: "-"))
+        if !take(UInt8(ascii: "0")) {
+            guard digits() else { return false }
+        }
+        if take(UInt8(ascii: ".")) {
+            guard digits() else { return false }
+        }
+        if take(UInt8(ascii: "e")) || take(UInt8(ascii: "E")) {
+            if !take(UInt8(ascii: "+")) { _ = take(UInt8(ascii: "-")) }
+            guard digits() else { return false }
+        }
+        return true
+    }
+
+    /// One or more decimal digits.
+    private mutating func digits() -> Bool {
+        let start = index
+        while let byte = peek, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) { index += 1 }
+        return index > start
+    }
+
+    private mutating func literal(_ word: String) -> Bool {
+        for byte in word.utf8 {
+            guard take(byte) else { return false }
+        }
+        return true
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 }

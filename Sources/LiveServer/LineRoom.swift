@@ -2,7 +2,10 @@ import LiveCore
 
 /// One co-host line, keyed by live id: its hoster, the guests who joined, pending
 /// applications and the co-hosts on the line. Pure state: every change returns the
-/// events to send, in order; `LineRegistry` routes requests here and owns the clock.
+/// deliveries to carry out, in order; `LineRegistry` routes requests here and owns the clock.
+///
+/// The line's members are the hoster and its co-hosts: only they are told co-hosts'
+/// stream names (pubIds); the other guests hear that a co-host opened or closed without it.
 struct LineRoom: Sendable {
     struct Member: Sendable {
         let participant: LineParticipantID
@@ -36,6 +39,8 @@ struct LineRoom: Sendable {
     private(set) var members: [LineParticipantID: Member] = [:]
     private(set) var applications: [Application] = []
     private(set) var cohosts: [Cohost] = []
+    /// The member count changed since it was last sent (sent once per tick, not per change).
+    private(set) var memberCountChanged = false
 
     init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64) {
         self.liveId = liveId
@@ -50,25 +55,30 @@ struct LineRoom: Sendable {
     var everyone: [LineParticipantID] { members.keys.sorted() }
 
     func member(_ participant: LineParticipantID) -> Member? { members[participant] }
+    func member(userId: String) -> Member? { members.values.first { $0.userId == userId } }
     func application(of guest: LineParticipantID) -> Application? { applications.first { $0.guest == guest } }
     func cohost(of guest: LineParticipantID) -> Cohost? { cohosts.first { $0.guest == guest } }
     func cohost(pubId: String) -> Cohost? { cohosts.first { $0.pubId == pubId } }
+
+    /// The hoster or a co-host: the line's members, who may know and play co-host streams.
+    func isOnLine(_ participant: LineParticipantID) -> Bool { participant == hoster || cohost(of: participant) != nil }
 
     /// Members in join order.
     var membersInOrder: [Member] { members.values.sorted { $0.sequence < $1.sequence } }
 
     // MARK: membership
 
-    /// A guest joined: it learns the live is on and who is on the line; everyone gets the count.
+    /// A guest joined: it learns the live is on and who is on the line; the count goes
+    /// out with the next tick.
     mutating func join(_ member: Member) -> [LineDelivery] {
         members[member.participant] = member
-        var out: [LineDelivery] = [.send(LineEvent(.liveStart), to: member.participant)]
-        for cohost in cohosts { out.append(.send(opened(cohost), to: member.participant)) }
-        return out + memberCountToAll()
+        memberCountChanged = true
+        return [.send(LineEvent(.liveStart), to: member.participant)]
+            + cohosts.map { .send(opened($0, withPubId: false), to: member.participant) }
     }
 
-    /// A guest left (by request, disconnect or heartbeat loss): its application or slot
-    /// ends, everyone left gets the count.
+    /// A guest left (by request, disconnect, heartbeat loss or an expired token): its
+    /// application or slot ends; the count goes out with the next tick.
     mutating func leave(_ guest: LineParticipantID, reason: String) -> [LineDelivery] {
         var out: [LineDelivery] = []
         if let application = application(of: guest) {
@@ -77,16 +87,24 @@ struct LineRoom: Sendable {
         }
         if cohost(of: guest) != nil { out += closeCohost(of: guest, reason: reason, notifyGuest: false) }
         members[guest] = nil
-        return out + memberCountToAll()
+        memberCountChanged = true
+        return out
+    }
+
+    /// The count to everyone when it changed since the last call (the registry's tick).
+    mutating func takeMemberCount() -> [LineDelivery] {
+        guard memberCountChanged else { return [] }
+        memberCountChanged = false
+        return [.send(LineEvent(.memberCount, total: memberCount), to: everyone)]
     }
 
     /// The line ends (closed by the hoster, or the hoster is gone): every guest hears
-    /// the live stopped and the line left.
+    /// the live stopped and the line left; the co-hosts' streams end.
     func closeAll(code: LiveCode, reason: String) -> [LineDelivery] {
-        everyone.filter { $0 != hoster }.flatMap { guest in
-            [LineDelivery.send(LineEvent(.liveStop), to: guest),
-             .send(LineEvent(.lineLeave, code: code, message: code.message, reason: reason), to: guest)]
-        }
+        let guests = everyone.filter { $0 != hoster }
+        return [.send(LineEvent(.liveStop), to: guests),
+                .send(LineEvent(.lineLeave, code: code, message: code.message, reason: reason), to: guests)]
+            + cohosts.map { LineDelivery(to: [], .endStream(pubId: $0.pubId)) }
     }
 
     // MARK: guest requests
@@ -110,8 +128,13 @@ struct LineRoom: Sendable {
                 .send(LineEvent(.applicationCancelled, code: .ok, reason: "withdrawn", peerId: application.peerId), to: hoster)]
     }
 
-    /// hangupRTCLine on the guest side: withdraws an application or leaves the line.
+    /// hangupRTCLine on the guest side: withdraws an application or leaves the line. A
+    /// guest can only hang itself up: a peerId other than its own is refused (104).
     mutating func guestHangup(_ guest: LineParticipantID, request: LineRequest) -> [LineDelivery] {
+        let own = application(of: guest)?.peerId ?? cohost(of: guest)?.peerId
+        if let peerId = request.peerId, peerId != own {
+            return [LineRegistry.reply(request, .unauthorized, "only the hoster may hang up another participant", to: guest)]
+        }
         if application(of: guest) != nil { return cancel(guest, request: request) }
         guard cohost(of: guest) != nil else {
             return [LineRegistry.reply(request, .invalidParams, "neither applying nor on the line", to: guest)]
@@ -133,8 +156,8 @@ struct LineRoom: Sendable {
         } else {
             return [LineRegistry.reply(request, .invalidParams, "only the hoster and co-hosts have audio and video", to: participant)]
         }
-        return [LineRegistry.reply(request, .ok, to: participant)]
-            + others(than: participant).map { .send(LineEvent(.remoteAVStatus, peerId: peerId, audio: audio, video: video), to: $0) }
+        return [LineRegistry.reply(request, .ok, to: participant),
+                .send(LineEvent(.remoteAVStatus, peerId: peerId, audio: audio, video: video), to: others(than: participant))]
     }
 
     // MARK: hoster requests
@@ -157,12 +180,12 @@ struct LineRoom: Sendable {
         }
         applications.removeAll { $0.peerId == peerId }
         let cohost = Cohost(peerId: peerId, pubId: pubId, secret: secret, guest: application.guest)
-        cohosts.append(cohost)
         var reply = LineRegistry.reply(request, .ok, to: hoster)
         reply.action = .send(changed(reply.event!) { $0.peerId = peerId; $0.pubId = pubId })
         var out = [reply, .send(LineEvent(.applicationResult, code: .ok, message: LiveCode.ok.message, peerId: peerId, pubId: pubId,
                                           publishQuery: "line=\(secret)"), to: application.guest)]
-        out += others(than: application.guest).map { .send(opened(cohost), to: $0) }
+        out += tellOthers(than: application.guest) { withPubId in opened(cohost, withPubId: withPubId) }
+        cohosts.append(cohost)
         return out
     }
 
@@ -186,7 +209,7 @@ struct LineRoom: Sendable {
     // MARK: messages and timers
 
     func broadcast(_ event: LineEvent, from sender: LineParticipantID) -> [LineDelivery] {
-        others(than: sender).map { .send(event, to: $0) }
+        [.send(event, to: others(than: sender))]
     }
 
     /// Cancels applications older than `timeoutMicros` (onRTCCancelLine / onRTCApplyLineResult with 605).
@@ -204,28 +227,35 @@ struct LineRoom: Sendable {
 
     // MARK: private
 
+    /// The co-host's slot ends: the others hear it, and the relay ends its stream.
     private mutating func closeCohost(of guest: LineParticipantID, reason: String, notifyGuest: Bool) -> [LineDelivery] {
         guard let cohost = cohost(of: guest) else { return [] }
         cohosts.removeAll { $0.guest == guest }
         var out: [LineDelivery] = []
         if notifyGuest { out.append(.send(LineEvent(.hungUp, reason: reason, peerId: cohost.peerId), to: guest)) }
-        let closed = LineEvent(.cohostClosed, reason: reason, peerId: cohost.peerId, pubId: cohost.pubId,
-                               userId: members[guest]?.userId)
-        return out + others(than: guest).map { .send(closed, to: $0) }
+        let userId = members[guest]?.userId
+        out += tellOthers(than: guest) { withPubId in
+            LineEvent(.cohostClosed, reason: reason, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil, userId: userId)
+        }
+        return out + [LineDelivery(to: [], .endStream(pubId: cohost.pubId))]
     }
 
-    private func opened(_ cohost: Cohost) -> LineEvent {
+    /// One event for the line's members (with the pubId) and one for the other guests (without).
+    private func tellOthers(than participant: LineParticipantID, _ event: (_ withPubId: Bool) -> LineEvent) -> [LineDelivery] {
+        let others = others(than: participant)
+        let onLine = others.filter(isOnLine)
+        let audience = others.filter { !isOnLine($0) }
+        return (onLine.isEmpty ? [] : [.send(event(true), to: onLine)]) + (audience.isEmpty ? [] : [.send(event(false), to: audience)])
+    }
+
+    private func opened(_ cohost: Cohost, withPubId: Bool) -> LineEvent {
         let member = members[cohost.guest]
-        return LineEvent(.cohostOpened, peerId: cohost.peerId, pubId: cohost.pubId, userId: member?.userId, userData: member?.userData)
+        return LineEvent(.cohostOpened, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil, userId: member?.userId,
+                         userData: member?.userData)
     }
 
     private func others(than participant: LineParticipantID) -> [LineParticipantID] {
         everyone.filter { $0 != participant }
-    }
-
-    private func memberCountToAll() -> [LineDelivery] {
-        let event = LineEvent(.memberCount, total: memberCount)
-        return everyone.map { .send(event, to: $0) }
     }
 }
 

@@ -1,43 +1,79 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveNet
 
 /// The co-host line of `liveline serve` (DESIGN.md §4): accepts the participants'
 /// WebSockets on `/line`, feeds their JSON requests to a `LineRegistry` and carries the
-/// resulting events back, times out applications and silent participants, and answers
-/// the living list and the relay's question of who may publish a co-host stream.
+/// resulting events back, times out applications, silent participants and expired
+/// tokens, and answers the living list and the relay's questions (who may publish or
+/// play a co-host stream).
+///
+/// Delivery: each event is encoded once, as one WebSocket frame shared by all its
+/// recipients; a recipient whose queue would hold more than `limits.maxQueuedBytes`, or
+/// whose socket refuses the frame, is closed and leaves its line (never silently skipped).
 ///
 /// Thread-safe: the registry is guarded by `lock`; each socket is touched only on its
 /// own loop (events reach it through `loop.execute`, submitted under the lock so every
-/// participant sees events in the registry's order).
+/// participant sees events in the registry's order). The relay is asked (`publisherQuery`)
+/// and told (`onCohostGone`) without holding `lock`.
 public final class LineService: @unchecked Sendable {
-    // @unchecked: `registry`, `sockets`, `nextID` and `tickTimer` are touched only
-    // while holding `lock`.
+    // @unchecked: `registry`, `sockets`, `connectionTokens`, `nextID`, `tickTimer`,
+    // `stopped` and the two relay hooks are touched only while holding `lock`.
     public let limits: LineLimits
+    public let gate: LineGate
     private let clock: @Sendable () -> UInt64
+    private let unixClock: @Sendable () -> Int64
     private let lock = NSLock()
     private var registry: LineRegistry
     private var sockets: [LineParticipantID: WebSocketConnection] = [:]
+    private var connectionTokens: [LineParticipantID: String] = [:]
     private var nextID: UInt64 = 0
     private var tickTimer: TimerHandle?
     private var stopped = false
+    private var publisherLookup: (@Sendable (StreamKey) -> String?)?
+    private var cohostGone: (@Sendable (String) -> Void)?
 
-    /// `clock`: monotonic µs (injectable for tests). Timeouts are checked every
-    /// `tickInterval` on one of `group`'s loops.
-    public init(limits: LineLimits = LineLimits(), group: EventLoopGroup,
+    /// `verifier`: check tokens (nil: no tokens; creates are then checked against the
+    /// relay's publishers, see `LineGate`). `clock`: monotonic µs, `unixClock`: unix
+    /// seconds for token expiry (both injectable for tests). Timeouts are checked and
+    /// member counts sent every `tickInterval` on one of `group`'s loops.
+    public init(limits: LineLimits = LineLimits(), group: EventLoopGroup, verifier: TokenVerifier? = nil,
                 clock: @escaping @Sendable () -> UInt64 = { Clock.monotonicMicros() },
+                unixClock: @escaping @Sendable () -> Int64 = { Int64(Date().timeIntervalSince1970) },
                 tickInterval: Duration = .milliseconds(250)) {
         self.limits = limits
+        gate = LineGate(verifier: verifier)
         self.clock = clock
+        self.unixClock = unixClock
         registry = LineRegistry(limits: limits)
+        registry.requiresAdmission = verifier != nil
         scheduleTick(on: group.next(), every: tickInterval)
     }
 
-    /// The route handler for `GET /line` (the WebSocket upgrade).
+    /// The relay's answer to "what query did the live publisher of this stream give?"
+    /// ("" for none, nil when nobody publishes it): without tokens, only that publisher
+    /// may create the line named like the stream. nil: no relay, so no create is allowed
+    /// without tokens. Called on a participant's loop, without the line's lock held.
+    public var publisherQuery: (@Sendable (StreamKey) -> String?)? {
+        get { lock.lock(); defer { lock.unlock() }; return publisherLookup }
+        set { lock.lock(); publisherLookup = newValue; lock.unlock() }
+    }
+
+    /// Called with a co-host's stream name (pubId) when the co-host hung up, left, was
+    /// dropped or its line closed: the relay ends that stream's publisher. Any thread,
+    /// without the line's lock held.
+    public var onCohostGone: (@Sendable (_ pubId: String) -> Void)? {
+        get { lock.lock(); defer { lock.unlock() }; return cohostGone }
+        set { lock.lock(); cohostGone = newValue; lock.unlock() }
+    }
+
+    /// The route handler for `GET /line` (the WebSocket upgrade); `?token=` in its URL
+    /// is the participant's token for create and join.
     public func webSocketHandler() -> HTTPRouter.Handler {
         // A frame never needs more than the largest request: 4 KiB of fields plus JSON.
-        WebSocketUpgrade.handler(maxMessage: 16 << 10, idleTimeout: nil) { [weak self] socket, _ in
-            self?.open(socket)
+        WebSocketUpgrade.handler(maxMessage: 16 << 10, idleTimeout: nil) { [weak self] socket, request in
+            self?.open(socket, token: request.query("token"))
         }
     }
 
@@ -55,6 +91,13 @@ public final class LineService: @unchecked Sendable {
     /// (see `LineRegistry.publishRefusal`). Any thread.
     public func publishRefusal(streamName: String, query: String?) -> String? {
         locked { $0.publishRefusal(streamName: streamName, query: query) }
+    }
+
+    /// Why `userId` may not play `streamName`, nil when allowed: a `line-…` co-host
+    /// stream only by the hoster and co-hosts of its line (see
+    /// `LineRegistry.coHostPlayRefusal`; nil `userId` is refused). Any thread.
+    public func coHostPlayRefusal(streamName: String, userId: String?) -> String? {
+        locked { $0.coHostPlayRefusal(streamName: streamName, userId: userId) }
     }
 
     /// Open line connections.
@@ -75,28 +118,27 @@ public final class LineService: @unchecked Sendable {
 
     // MARK: sockets (each callback on the socket's loop)
 
-    private func open(_ socket: WebSocketConnection) {
+    private func open(_ socket: WebSocketConnection, token: String?) {
         lock.lock()
         nextID += 1
         let id = LineParticipantID(nextID)
         sockets[id] = socket
+        if let token { connectionTokens[id] = token }
         registry.connect(id, nowMicros: clock())
         lock.unlock()
-        socket.onMessage = { [weak self] socket, message in
+        socket.onMessage = { [weak self] _, message in
             guard let self else { return }
             switch message {
             case .text(let text):
-                self.update { $0.receive(text, from: id, nowMicros: self.clock()) }
+                self.receive(text, from: id)
             case .binary:
                 self.update { registry in
-                    registry.touch(id, nowMicros: self.clock())
-                    return [.send(LineEvent(.reply, code: .invalidParams, message: "the line speaks JSON text messages"), to: id)]
+                    let now = self.clock()
+                    return registry.refuse(LineRefusal(code: .invalidParams, message: "the line speaks JSON text messages"),
+                                           from: id, nowMicros: now)
                 }
             case .ping, .pong:
-                self.update { registry in
-                    registry.touch(id, nowMicros: self.clock())
-                    return []
-                }
+                self.update { $0.touch(id, nowMicros: self.clock()) }
             case .close:
                 break
             }
@@ -106,34 +148,107 @@ public final class LineService: @unchecked Sendable {
         }
     }
 
-    /// Runs `change` on the registry and carries out its deliveries, all under the lock.
-    private func update(removing gone: LineParticipantID? = nil, _ change: (inout LineRegistry) -> [LineDelivery]) {
-        lock.lock()
-        defer { lock.unlock() }
-        if let gone { sockets[gone] = nil }
-        deliver(change(&registry))
+    private func receive(_ text: String, from id: LineParticipantID) {
+        let request: LineRequest
+        switch LineRequest.parse(text) {
+        case .failure(let refusal):
+            update { $0.refuse(refusal, from: id, nowMicros: self.clock()) }
+            return
+        case .success(let parsed):
+            request = parsed
+        }
+        // The relay is asked before taking the lock (it has locks of its own).
+        var publisherQuery: String?
+        if request.op == .create, gate.verifier == nil, let stream = LineGate.stream(of: request) {
+            publisherQuery = self.publisherQuery?(stream)
+        }
+        let nowSeconds = unixClock()
+        update { registry in
+            let now = self.clock()
+            let token = self.connectionTokens[id]
+            return registry.handle(request, from: id, nowMicros: now) { request, context in
+                self.gate.admit(request, context, connectionToken: token, publisherQuery: publisherQuery,
+                                nowSeconds: nowSeconds, nowMicros: now)
+            }
+        }
     }
 
-    private func deliver(_ deliveries: [LineDelivery]) {
-        var batches: [LineParticipantID: [LineDelivery.Action]] = [:]
-        var order: [LineParticipantID] = []
-        for delivery in deliveries {
-            if batches[delivery.to] == nil { order.append(delivery.to) }
-            batches[delivery.to, default: []].append(delivery.action)
+    /// Runs `change` on the registry and carries out its deliveries, all under the lock;
+    /// then tells the relay which co-host streams ended.
+    private func update(removing gone: LineParticipantID? = nil, _ change: (inout LineRegistry) -> [LineDelivery]) {
+        lock.lock()
+        if let gone {
+            sockets[gone] = nil
+            connectionTokens[gone] = nil
         }
+        let endedStreams = deliver(change(&registry))
+        let tell = cohostGone
+        lock.unlock()
+        if let tell { endedStreams.forEach(tell) }
+    }
+
+    /// One outgoing item for one socket.
+    private enum Outgoing {
+        case frame(SharedBytes)
+        case close(String)
+    }
+
+    /// Encodes each event once and hands every socket its items in order, one task per
+    /// loop. Returns the pubIds of ended co-host streams. Under the lock.
+    private func deliver(_ deliveries: [LineDelivery]) -> [String] {
+        var queues: [LineParticipantID: [Outgoing]] = [:]
+        var order: [LineParticipantID] = []
+        var endedStreams: [String] = []
+        for delivery in deliveries {
+            let item: Outgoing
+            switch delivery.action {
+            case .send(let event):
+                guard !delivery.recipients.isEmpty else { continue }
+                item = .frame(SharedBytes(WebSocketFrame(opcode: .text, payload: Array(event.jsonText.utf8)).encoded()))
+            case .disconnect(let reason):
+                item = .close(reason)
+            case .endStream(let pubId):
+                endedStreams.append(pubId)
+                continue
+            }
+            for id in delivery.recipients where sockets[id] != nil {
+                if queues[id] == nil { order.append(id) }
+                queues[id, default: []].append(item)
+            }
+        }
+        var batches: [ObjectIdentifier: (loop: EventLoop, work: [(LineParticipantID, WebSocketConnection, [Outgoing])])] = [:]
         for id in order {
-            guard let socket = sockets[id], let actions = batches[id] else { continue }
-            let texts = actions.map { action -> (String?, String?) in
-                switch action {
-                case .send(let event): (event.jsonText, nil)
-                case .disconnect(let reason): (nil, reason)
+            guard let socket = sockets[id], let items = queues[id] else { continue }
+            batches[ObjectIdentifier(socket.loop), default: (socket.loop, [])].work.append((id, socket, items))
+        }
+        let maxQueued = limits.maxQueuedBytes
+        for (_, batch) in batches {
+            let work = batch.work
+            batch.loop.execute { [weak self] in
+                for (id, socket, items) in work {
+                    self?.write(items, to: socket, id: id, maxQueued: maxQueued)
                 }
             }
-            socket.loop.execute {
-                for (text, closeReason) in texts {
-                    if let text { socket.send(text: text) }
-                    if let closeReason { socket.close(code: 1008, reason: closeReason) }
+        }
+        return endedStreams
+    }
+
+    /// Loop thread of `socket`.
+    private func write(_ items: [Outgoing], to socket: WebSocketConnection, id: LineParticipantID, maxQueued: Int) {
+        for item in items {
+            guard socket.isOpen else { return }
+            switch item {
+            case .frame(let bytes):
+                let connection = socket.connection
+                guard connection.queuedBytes + bytes.count <= maxQueued, connection.write(bytes) else {
+                    // A participant that does not read its events is gone, not skipped.
+                    Log.warning("line \(id): \(connection.queuedBytes) bytes of events unread; closing it")
+                    update(removing: id) { $0.disconnect(id, reason: "tooSlow") }
+                    connection.abort(.timedOut("reading the line's events"))
+                    return
                 }
+            case .close(let reason):
+                socket.close(code: 1008, reason: reason)
             }
         }
     }

@@ -162,6 +162,21 @@ public final class RTMPServer: Sendable {
         return registry.all.map { $0.stats(nowMicros: now) }
     }
 
+    /// The query `key`'s live publisher published with ("" for none), nil when nobody
+    /// publishes it (the line checks a hoster's `lineKey=` with it). Any thread.
+    public func publisherQuery(of key: StreamKey) -> String? {
+        registry.stream(key)?.livePublisher.map { $0.query ?? "" }
+    }
+
+    /// Ends `key`'s live publication, if any: its players hear it unpublished and the
+    /// publisher's connection closes (a hung-up co-host's push). Any thread.
+    public func endPublisher(of key: StreamKey) {
+        guard let stream = registry.stream(key), let publisher = stream.livePublisher?.publisher else { return }
+        stream.endPublishing(publisher, notifyPlayers: true)
+        registry.removeIfEmpty(stream)
+        publisher.loop.execute { publisher.replaced() }
+    }
+
     /// Stops accepting; open connections end with their loops' shutdown. Any thread.
     public func close() {
         listenerBox.isOpen = false

@@ -230,7 +230,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: refusal)
             return
         }
-        let (stream, claim) = server.registry.claim(key, by: self, address: peer, authorized: claims != nil)
+        let (stream, claim) = server.registry.claim(key, by: self, address: peer, query: query, authorized: claims != nil)
         switch claim {
         case .accepted(let replaced):
             if let replaced {

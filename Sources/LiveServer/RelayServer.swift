@@ -52,13 +52,27 @@ public final class RelayServer: Sendable {
     public init(configuration: Configuration = Configuration()) throws(NetError) {
         self.configuration = configuration
         let group = try EventLoopGroup(count: configuration.loops, name: "liveline-relay")
-        let line = LineService(limits: configuration.line, group: group)
+        let line = LineService(limits: configuration.line, group: group, verifier: configuration.auth)
         self.line = line
         do {
             let rtmp = try RTMPServer(configuration: configuration.rtmp, group: group)
             self.rtmp = rtmp
             rtmp.publishAuthorizer.install { [weak line] key, query in
                 line?.publishRefusal(streamName: key.name, query: query)
+            }
+            if configuration.auth != nil {
+                // With tokens, a co-host stream is played only by its line's hoster and co-hosts.
+                rtmp.playAuthorizer.install { [weak line] key, _, claims in
+                    line?.coHostPlayRefusal(streamName: key.name, userId: claims?.sub)
+                }
+            }
+            line.publisherQuery = { [weak rtmp] key in rtmp?.publisherQuery(of: key) }
+            // A co-host's stream lives in the app its co-host chose: end it in every app.
+            line.onCohostGone = { [weak rtmp] pubId in
+                guard let rtmp else { return }
+                for stream in rtmp.streams() where stream.name == pubId {
+                    rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
+                }
             }
             http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
                                   router: RelayHTTPAPI.router(for: rtmp, line: line))

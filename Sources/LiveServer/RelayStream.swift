@@ -71,6 +71,9 @@ final class RelayStream: @unchecked Sendable {
     private struct PublisherSlot {
         let publisher: RelayPublisher
         let address: String
+        /// The publish URL's query: not used to decide takeovers, only reported
+        /// (`livePublisher`; the line checks a hoster's `lineKey=` with it).
+        let query: String?
         var lastActivityMicros: UInt64
         let startedMicros: UInt64
     }
@@ -133,6 +136,9 @@ final class RelayStream: @unchecked Sendable {
 
     var hasPublisher: Bool { locked { publisher != nil } }
 
+    /// The live publisher and the query it published with, nil without one.
+    var livePublisher: (publisher: RelayPublisher, query: String?)? { locked { publisher.map { ($0.publisher, $0.query) } } }
+
     // MARK: publishing
 
     /// The takeover rule (DESIGN.md §3, "unless it is the same authorised publisher
@@ -151,7 +157,7 @@ final class RelayStream: @unchecked Sendable {
         return nowMicros >= liveLastActivityMicros && nowMicros - liveLastActivityMicros > quietMicros
     }
 
-    func claim(_ candidate: RelayPublisher, address: String, authorized: Bool, nowMicros: UInt64,
+    func claim(_ candidate: RelayPublisher, address: String, query: String? = nil, authorized: Bool, nowMicros: UInt64,
                quietMicros: UInt64) -> Claim {
         locked {
             var replaced: RelayPublisher?
@@ -172,7 +178,7 @@ final class RelayStream: @unchecked Sendable {
             windowFrames = 0
             measuredBitrate = 0
             measuredFPS = 0
-            publisher = PublisherSlot(publisher: candidate, address: address,
+            publisher = PublisherSlot(publisher: candidate, address: address, query: query,
                                       lastActivityMicros: nowMicros, startedMicros: nowMicros)
             return .accepted(replaced: replaced)
         }

@@ -38,16 +38,23 @@ final class StreamRegistry: @unchecked Sendable {
     /// Asks to publish `key`; `authorized`: auth is on and the publisher's verified token
     /// grants publishing `key` (see `RelayStream.allowsTakeover` for when a live name is
     /// taken over rather than refused).
-    func claim(_ key: StreamKey, by publisher: RelayPublisher, address: String, authorized: Bool)
+    func claim(_ key: StreamKey, by publisher: RelayPublisher, address: String, query: String? = nil, authorized: Bool)
         -> (RelayStream, RelayStream.Claim)
     {
         lock.lock()
         defer { lock.unlock() }
         let stream = streams[key] ?? RelayStream(key: key, chunkSize: chunkSize, gopLimits: gopLimits)
-        let claim = stream.claim(publisher, address: address, authorized: authorized,
+        let claim = stream.claim(publisher, address: address, query: query, authorized: authorized,
                                  nowMicros: Clock.monotonicMicros(), quietMicros: takeoverQuietMicros)
         if case .accepted = claim { streams[key] = stream }
         return (stream, claim)
+    }
+
+    /// The stream of `key`, if it exists.
+    func stream(_ key: StreamKey) -> RelayStream? {
+        lock.lock()
+        defer { lock.unlock() }
+        return streams[key]
     }
 
     /// Forgets `stream` if nobody publishes or plays it any more.

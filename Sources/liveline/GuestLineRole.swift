@@ -78,6 +78,8 @@ final class GuestLineRole: @unchecked Sendable {
             ending = .ended("the line closed (\(reason))")
         case .disconnected(let reason):
             ending = .ended(reason)
+        case .authFailed(.authTimeout, let message):
+            ending = .ended(message)
         default:
             break
         }

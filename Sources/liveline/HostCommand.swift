@@ -36,12 +36,16 @@ enum HostCommand: Command {
         Co-host line (连麦; needs RTMP_URL on a liveline serve):
           --line LIVE_ID       open the co-host line LIVE_ID: guests join it, apply, and
                                once accepted publish their camera, which is mixed into
-                               this stream by the --mix template
+                               this stream by the --mix template. A server without
+                               tokens opens it only for the publisher of the stream
+                               named LIVE_ID (the push gets a random ?lineKey= to prove
+                               it); if the line is refused or lost the run ends with 1
           --accept MODE        auto (or all): accept every applicant; none: reject every
                                one; manual (default): print each application and read
                                commands from stdin: accept PEER | reject PEER |
                                hangup PEER | say TEXT | template NAME | close
-          --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes)
+          --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes;
+                               strict JSON when it starts with { or [, else shown as text)
         \(LineOptions.help)
         \(TokenOption.help)
         Encoding:

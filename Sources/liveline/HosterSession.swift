@@ -34,9 +34,13 @@ struct HosterSession {
 
         let started = Clock.monotonicMicros()
         let extra: [EncodedVideoSink] = try options.record.map { [try RecordingSink(path: $0)] } ?? []
-        try hoster.startPush(url: options.url, extraSinks: extra, frameLimit: options.frameLimit)
-        if let line = options.line, let url = options.url {
-            HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats).start()
+        // With a line, the push carries the lineKey that proves this hoster publishes the
+        // line's stream (servers without tokens let only that publisher create the line).
+        let pushURL = options.line == nil ? options.url : options.url.map(LineServer.hosterPushURL)
+        try hoster.startPush(url: pushURL, extraSinks: extra, frameLimit: options.frameLimit)
+        let lineFailure = LineFailure()
+        if let line = options.line, let url = pushURL {
+            HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats, failure: lineFailure).start()
             try hoster.createLine(server: line.server(for: url), liveId: line.liveId, userId: line.userId,
                                   userData: line.userData, liveInfo: options.liveInfo)
         }
@@ -53,7 +57,32 @@ struct HosterSession {
         }
         report.summary(hoster.pipelineStats, push: options.url == nil ? nil : hoster.pushStatus,
                        elapsed: Double(Clock.monotonicMicros() - started) / 1e6, record: options.record)
+        if let failure = lineFailure.message {
+            printError("liveline host: \(failure)")
+            return 1
+        }
         return 0
+    }
+}
+
+/// Why the co-host line could not be opened or was lost: the run then ends with an
+/// error instead of going on without the line it was asked for.
+final class LineFailure: @unchecked Sendable {
+    // @unchecked: `text` is touched only while holding `lock`.
+    private let lock = NSLock()
+    private var text: String?
+
+    var message: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return text
+    }
+
+    /// Keeps the first failure.
+    func record(_ message: String) {
+        lock.lock()
+        if text == nil { text = message }
+        lock.unlock()
     }
 }
 
@@ -63,11 +92,23 @@ struct HostLineRole {
     let hoster: Hoster
     let accept: HosterOptions.AcceptMode
     let json: Bool
+    let failure: LineFailure
 
     func start() {
-        let (hoster, accept, json) = (hoster, accept, json)
+        let (hoster, accept, json, failure) = (hoster, accept, json, failure)
         hoster.onLineEvent = { event in
             if json { printLine(lineEventJSON(event)) } else { printError(lineEventText(event)) }
+            // A line refused or lost ends the run with an error, never silently.
+            switch event {
+            case .lineResult(let code, let message) where code != .ok:
+                failure.record("the co-host line was not opened: code \(code.rawValue) (\(message))")
+                hoster.requestStop()
+            case .disconnected(let reason), .authFailed(.authTimeout, let reason):
+                failure.record("the co-host line was lost: \(reason)")
+                hoster.requestStop()
+            default:
+                break
+            }
             guard case .application(let peerId, _, _) = event else { return }
             switch accept {
             case .auto: hoster.acceptLine(peerId: peerId)

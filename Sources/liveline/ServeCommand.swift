@@ -20,6 +20,9 @@ enum ServeCommand: Command {
           --max-cohosts N          co-hosts on a line besides the hoster (default 3)
           --apply-timeout S        an unanswered co-host application is cancelled after S seconds (default 30)
           --heartbeat-timeout S    a line participant silent for S seconds counts as gone (default 30)
+          --max-members N          members of one line, hoster included; more are refused with 209 (default 1000)
+          --token-will-expire S    with tokens, tokenWillExpire goes out S seconds before a line
+                                   token expires, or half-way for shorter tokens (default 300)
           --auth-secret-file FILE  check access tokens signed with FILE's secret ('liveline token')
           --no-auth                allow listening beyond loopback without tokens (warns loudly)
           --on-expiry keep|close   a publisher or player whose token expires: keep it (default)
@@ -33,6 +36,11 @@ enum ServeCommand: Command {
         GET /api/live (living list), GET /api/live/ID/members?page=N, and the co-host
         line's WebSocket at ws://HOST:PORT/line. Stream names starting with "line-" are
         co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
+        A line LIVE_ID is opened only by the publisher of a stream named LIVE_ID that
+        published with ?lineKey=KEY and creates with that key (liveline host --line does
+        this), or with --auth-secret-file by a token granting line-host on LIVE_ID; joins
+        then need line-guest (or line-host), the token's sub is the user id, and
+        tokenWillExpire goes out before a token expires (renewToken; unrenewed: 212).
 
         Access control: with --auth-secret-file, RTMP publish and play need a token that
         grants publish/play on APP/NAME, as ?token=TOKEN on the stream URL (or on the
@@ -59,6 +67,10 @@ enum ServeCommand: Command {
         if let cohosts = try arguments.int("--max-cohosts", in: 0...64) { configuration.line.maxCohosts = cohosts }
         if let seconds = try arguments.double("--apply-timeout", in: 0.1...86_400) {
             configuration.line.applyTimeout = .milliseconds(Int(seconds * 1000))
+        }
+        if let members = try arguments.int("--max-members", in: 1...1_000_000) { configuration.line.maxMembers = members }
+        if let seconds = try arguments.int("--token-will-expire", in: 1...86_400) {
+            configuration.line.tokenWillExpireSeconds = Int64(seconds)
         }
         if let seconds = try arguments.double("--heartbeat-timeout", in: 0.1...86_400) {
             configuration.line.heartbeatTimeout = .milliseconds(Int(seconds * 1000))

@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveCore
 import LiveLine
 import LiveMix
@@ -55,6 +56,11 @@ struct LineKitTests {
         #expect(LineSessionEvent(LineEvent(.memberCount, total: 4)) == .memberCount(total: 4))
         #expect(LineSessionEvent(LineEvent(.liveStop)) == .liveStop)
         #expect(LineSessionEvent.refused(op: "accept", code: .lineFull, message: "full").fields.map(\.key) == ["op", "code", "message"])
+        // Tokens: the warning carries the seconds left; an expired token is an auth failure with 212.
+        #expect(LineSessionEvent(LineEvent(.tokenWillExpire, seconds: 300)) == .tokenWillExpire(seconds: 300))
+        #expect(LineSessionEvent(LineEvent(.tokenExpired, code: .authTimeout, message: "expired")) == .authFailed(code: .authTimeout, message: "expired"))
+        #expect(LineSessionEvent.authFailed(code: .authFailed, message: "m").name == "authFailed")
+        #expect(LineSessionEvent.tokenRenewed(expiresAt: 5).fields.map(\.key) == ["expiresAt"])
     }
 
     @Test("hoster kit + guest kit through a relay: apply, accept, the co-host's frames reach the mix, messages, AV status, live template change, hangup, close")
@@ -63,7 +69,8 @@ struct LineKitTests {
         configuration.line = LineLimits()
         let relay = try RelayServer(configuration: configuration)
         defer { relay.shutdown() }
-        let rtmp = try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/kits")
+        // The push carries the lineKey that lets this hoster (and nobody else) open line "kits".
+        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/kits"))
         let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line", rtmp: rtmp)
 
         var options = Hoster.Options()
@@ -121,6 +128,128 @@ struct LineKitTests {
 
         hoster.closeLine()
         #expect(guestLog.wait { event -> LiveCode? in if case .lineLeave(let code, _) = event { return code }; return nil } == .ok)
+    }
+
+    @Test("hosterPushURL adds one fresh lineKey and keeps the query; the kit's create without it is refused (104) on a server without tokens")
+    func hosterPushURL() throws {
+        let url = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://h/live/room?x=1"))
+        let key = try #require(LineRegistry.queryValue("lineKey", in: url.query))
+        #expect(key.count == 32 && url.query == "x=1&lineKey=\(key)")
+        #expect(LineServer.hosterPushURL(url) == url)
+        #expect(LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://h/live/room")).query?.hasPrefix("lineKey=") == true)
+
+        let relay = try RelayServer(configuration: RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 1))
+        defer { relay.shutdown() }
+        var options = Hoster.Options()
+        options.configuration.source = "color:white"
+        (options.configuration.width, options.configuration.height) = (160, 90)
+        let hoster = try Hoster(options: options)
+        let log = LineEventLog()
+        hoster.onLineEvent = { log.append($0) }
+        let plain = try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/bare")
+        try hoster.startPush(url: plain)
+        defer { hoster.stopPush() }
+        try hoster.createLine(server: LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line", rtmp: plain), liveId: "bare")
+        #expect(log.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .unauthorized)
+        hoster.closeLine()
+    }
+
+    @Test("tokens lasting 20 s: a guest with a TokenProvider renews on tokenWillExpire and stays; one with a fixed token is dropped with 212")
+    func tokenRenewal() throws {
+        let secret = Array("kit-renewal-test-secret-0123456789".utf8)
+        var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2)
+        configuration.auth = TokenVerifier(secret: secret, leewaySeconds: 0)
+        configuration.line.tokenWillExpireSeconds = 15
+        let relay = try RelayServer(configuration: configuration)
+        defer { relay.shutdown() }
+        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line",
+                                rtmp: try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/tok"))
+        @Sendable func mint(_ sub: String, _ action: AccessAction, seconds: Int64) -> IssuedToken {
+            let exp = Int64(Date().timeIntervalSince1970) + seconds
+            return IssuedToken(token: AccessToken.mint(AccessClaims(sub: sub, exp: exp, perm: [AccessPermission(action: action, path: "tok")]),
+                                                       secret: secret), uid: sub, expiresAt: exp)
+        }
+
+        let hosterLog = LineEventLog()
+        let hoster = try Hoster(options: Hoster.Options())
+        hoster.onLineEvent = { hosterLog.append($0) }
+        try hoster.createLine(server: server, liveId: "tok", userId: "host", token: mint("host", .lineHost, seconds: 120).token)
+        #expect(hosterLog.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
+        defer { hoster.closeLine() }
+
+        let calls = LineEventLog()
+        let renewing = Guest(options: Guest.Options())
+        let renewingLog = LineEventLog()
+        renewing.onLineEvent = { renewingLog.append($0) }
+        try renewing.joinLine(server: server, liveId: "tok", userId: "ann", tokenProvider: {
+            calls.append(.liveStart)
+            return mint("ann", .lineGuest, seconds: 20)
+        })
+        defer { renewing.leaveLine() }
+        let fixed = Guest(options: Guest.Options())
+        let fixedLog = LineEventLog()
+        fixed.onLineEvent = { fixedLog.append($0) }
+        try fixed.joinLine(server: server, liveId: "tok", userId: "bob", token: mint("bob", .lineGuest, seconds: 20).token)
+        defer { fixed.leaveLine() }
+        for log in [renewingLog, fixedLog] {
+            #expect(log.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
+        }
+
+        // Both hear tokenWillExpire half-way (10 s in: 15 s ahead is more than half of 20 s);
+        // only the provider's guest renews.
+        #expect(fixedLog.wait(timeout: 13) { event -> Int? in if case .tokenWillExpire(let seconds) = event { return seconds }; return nil } != nil)
+        #expect(renewingLog.wait(timeout: 5) { event -> Int64? in if case .tokenRenewed(let expiresAt) = event { return expiresAt }; return nil } != nil)
+        // Past the first tokens' 20 s: the fixed guest is gone with 212, the renewing one stays.
+        #expect(fixedLog.wait(timeout: 12) { event -> LiveCode? in if case .authFailed(let code, _) = event { return code }; return nil } == .authTimeout)
+        #expect(fixedLog.wait { event -> Bool? in if case .disconnected = event { return true }; return nil } == true)
+        #expect(hosterLog.wait { event -> Bool? in if case .memberCount(2) = event { return true }; return nil } == true)
+        #expect(relay.line.memberPage(liveId: "tok", page: 1)?.members.map(\.userId) == ["host", "ann"])
+        #expect(!renewingLog.all.contains { if case .authFailed = $0 { true } else if case .disconnected = $0 { true } else { false } })
+        #expect(calls.all.count >= 2)
+    }
+
+    @Test("with tokens: a join without one is refused with 213, with a bad one 202, with another line's 104; the kit joins as the token's user")
+    func tokenRefusals() throws {
+        let secret = Array("kit-refusal-test-secret-0123456789".utf8)
+        var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 1)
+        configuration.auth = TokenVerifier(secret: secret)
+        let relay = try RelayServer(configuration: configuration)
+        defer { relay.shutdown() }
+        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line",
+                                rtmp: try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/sec"))
+        func token(_ sub: String, _ action: AccessAction, _ path: String, secret: [UInt8] = secret) -> String {
+            AccessToken.mint(AccessClaims(sub: sub, exp: Int64(Date().timeIntervalSince1970) + 60,
+                                          perm: [AccessPermission(action: action, path: path)]), secret: secret)
+        }
+        let hoster = try Hoster(options: Hoster.Options())
+        let hosterLog = LineEventLog()
+        hoster.onLineEvent = { hosterLog.append($0) }
+        // A guest's token cannot open the line; the host's can.
+        try hoster.createLine(server: server, liveId: "sec", userId: "host", token: token("host", .lineGuest, "sec"))
+        #expect(hosterLog.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .unauthorized)
+        let hosterLog2 = LineEventLog()
+        hoster.onLineEvent = { hosterLog2.append($0) }
+        try hoster.createLine(server: server, liveId: "sec", userId: "host", token: token("host", .lineHost, "sec"))
+        #expect(hosterLog2.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
+        defer { hoster.closeLine() }
+        let cases: [(String?, String, LiveCode)] = [
+            (nil, "g", .tokenMustBeVerified),
+            (token("g", .lineGuest, "sec", secret: Array("a-different-secret-0123456789abc".utf8)), "g", .authFailed),
+            (token("g", .lineGuest, "other"), "g", .unauthorized),
+            // The kit speaks as the token's user whatever userId it was given.
+            (token("g", .lineGuest, "sec"), "someone-else", .ok),
+            (token("g", .lineGuest, "sec"), "g", .ok),
+        ]
+        for (given, userId, expected) in cases {
+            let guest = Guest(options: Guest.Options())
+            let log = LineEventLog()
+            guest.onLineEvent = { log.append($0) }
+            try guest.joinLine(server: server, liveId: "sec", userId: userId, token: given)
+            #expect(log.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == expected,
+                    "\(userId) with \(given == nil ? "no token" : "a token")")
+            guest.leaveLine()
+        }
+        #expect(relay.line.memberPage(liveId: "sec", page: 1)?.members.map(\.userId) == ["host"])
     }
 
     private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {

@@ -28,12 +28,13 @@ struct LineHarness {
 
     static func guest(_ n: UInt64) -> LineParticipantID { LineParticipantID(100 + n) }
 
+    /// Sends `request`; `admission` answers a create, join or renewToken (default: admitted, no user).
     @discardableResult
-    mutating func send(_ participant: LineParticipantID, _ request: LineRequest) -> [LineDelivery] {
+    mutating func send(_ participant: LineParticipantID, _ request: LineRequest, admission: LineAdmission = .open) -> [LineDelivery] {
         counter += 1
         var request = request
         request.id = counter
-        last = registry.handle(request, from: participant, nowMicros: nowMicros)
+        last = registry.handle(request, from: participant, nowMicros: nowMicros) { _, _ in admission }
         return last
     }
 
@@ -45,7 +46,9 @@ struct LineHarness {
     }
 
     /// The events `participant` got from the last step.
-    func events(_ participant: LineParticipantID) -> [LineEvent] { last.filter { $0.to == participant }.compactMap(\.event) }
+    func events(_ participant: LineParticipantID) -> [LineEvent] { last.filter { $0.reaches(participant) }.compactMap(\.event) }
+    /// The co-host streams the last step asked the relay to end.
+    var endedStreams: [String] { last.compactMap { if case .endStream(let pubId) = $0.action { pubId } else { nil } } }
     func event(_ participant: LineParticipantID, _ kind: LineEvent.Kind) -> LineEvent? { events(participant).first { $0.event == kind } }
     func reply(_ participant: LineParticipantID) -> LineEvent? { event(participant, .reply) }
 
@@ -85,12 +88,18 @@ struct LineRegistryTests {
         h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
         #expect(h.event(H.guest(1), .lineResult)?.liveCode == .ok)
         #expect(h.event(H.guest(1), .liveStart) != nil)
+        // Counts go out with the next tick, once per room.
+        #expect(h.event(h.hoster, .memberCount) == nil)
+        h.advance(seconds: 0.25)
         #expect(h.event(h.hoster, .memberCount)?.total == 2)
         #expect(h.event(H.guest(1), .memberCount)?.total == 2)
         h.send(H.guest(2), LineRequest(op: .join, liveId: "room", userId: "g2"))
+        h.advance(seconds: 0.25)
         #expect(h.event(H.guest(1), .memberCount)?.total == 3)
+        #expect(h.advance(seconds: 0.25).isEmpty)
         h.send(H.guest(1), LineRequest(op: .leave))
         #expect(h.reply(H.guest(1))?.liveCode == .ok)
+        h.advance(seconds: 0.25)
         #expect(h.event(h.hoster, .memberCount)?.total == 2)
         #expect(h.event(H.guest(2), .memberCount)?.total == 2)
     }
@@ -113,7 +122,7 @@ struct LineRegistryTests {
         h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
         #expect(h.reply(H.guest(1))?.liveCode == .alreadyOpen)
         h.send(H.guest(1), LineRequest(op: .accept, peerId: "x"))
-        #expect(h.reply(H.guest(1))?.liveCode == .invalidParams)
+        #expect(h.reply(H.guest(1))?.liveCode == .unauthorized)
         h.send(h.hoster, LineRequest(op: .apply))
         #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
         h.send(h.hoster, LineRequest(op: .accept, peerId: "unknown"))
@@ -130,7 +139,7 @@ struct LineRegistryTests {
         #expect(h.registry.receive("not json", from: H.guest(1), nowMicros: h.nowMicros).first?.event?.liveCode == .invalidParams)
     }
 
-    @Test("apply → accept: the guest gets its pubId and publish secret, everyone else the co-host; fresh ids every time")
+    @Test("apply → accept: the guest gets its pubId and publish secret, everyone else the co-host (the pubId only to the hoster); fresh ids every time")
     func applyAccept() throws {
         var h = H()
         h.open(guests: 2)
@@ -147,13 +156,15 @@ struct LineRegistryTests {
         let query = try #require(result.publishQuery)
         for other in [h.hoster, H.guest(2)] {
             let opened = try #require(h.event(other, .cohostOpened))
-            #expect(opened.pubId == pubId && opened.peerId == peerId && opened.userId == "g1" && opened.userData == "d1")
+            #expect(opened.peerId == peerId && opened.userId == "g1" && opened.userData == "d1")
+            #expect(opened.pubId == (other == h.hoster ? pubId : nil))
             #expect(opened.publishQuery == nil)
         }
         #expect(h.event(H.guest(1), .cohostOpened) == nil)
-        // A late joiner learns who is on the line.
+        // A late joiner learns who is on the line, not the stream's name.
         h.send(H.guest(3), LineRequest(op: .join, liveId: "room", userId: "g3"))
-        #expect(h.event(H.guest(3), .cohostOpened)?.pubId == pubId)
+        #expect(h.event(H.guest(3), .cohostOpened)?.peerId == peerId)
+        #expect(h.event(H.guest(3), .cohostOpened)?.pubId == nil)
         // Publishing: only with the co-host's secret.
         #expect(h.registry.publishRefusal(streamName: pubId, query: query) == nil)
         #expect(h.registry.publishRefusal(streamName: pubId, query: nil) != nil)
@@ -181,9 +192,10 @@ struct LineRegistryTests {
         #expect(h.reply(H.guest(1))?.liveCode == .ok)
         for other in [h.hoster, H.guest(2), H.guest(3)] {
             #expect(h.event(other, .cohostClosed)?.peerId == peer1)
-            #expect(h.event(other, .cohostClosed)?.pubId == pub1)
+            #expect(h.event(other, .cohostClosed)?.pubId == (other == h.hoster ? pub1 : nil))
             #expect(h.event(other, .cohostClosed)?.reason == "hungUpByGuest")
         }
+        #expect(h.endedStreams == [pub1])
         #expect(h.registry.publishRefusal(streamName: pub1, query: nil) != nil)
 
         let (peer2, _) = try h.cohost(2)
@@ -192,6 +204,7 @@ struct LineRegistryTests {
         #expect(h.event(H.guest(2), .cohostClosed) == nil)
         #expect(h.event(h.hoster, .cohostClosed)?.reason == "hungUpByHoster")
         #expect(h.event(H.guest(3), .cohostClosed)?.peerId == peer2)
+        #expect(h.endedStreams.count == 1)
 
         let peer3 = try h.apply(3)
         h.send(h.hoster, LineRequest(op: .reject, peerId: peer3))
@@ -237,6 +250,7 @@ struct LineRegistryTests {
     func applicationTimeout() throws {
         var h = H(limits: LineLimits(applyTimeout: .seconds(30), heartbeatTimeout: .seconds(1000)))
         h.open(guests: 1)
+        h.advance(seconds: 0)  // the member count
         let peerId = try h.apply(1)
         #expect(h.advance(seconds: 29).isEmpty)
         h.advance(seconds: 1.5)
@@ -264,8 +278,9 @@ struct LineRegistryTests {
         #expect(h.event(h.hoster, .cohostClosed)?.reason == "heartbeat")
         #expect(h.event(H.guest(2), .cohostClosed)?.peerId == peer1)
         #expect(h.event(H.guest(2), .memberCount)?.total == 2)
-        #expect(h.last.contains { $0.to == H.guest(1) && { if case .disconnect = $0.action { true } else { false } }($0) })
-        #expect(!h.last.contains { $0.to == h.hoster && $0.event == nil })
+        #expect(h.last.contains { $0.reaches(H.guest(1)) && { if case .disconnect = $0.action { true } else { false } }($0) })
+        #expect(!h.last.contains { $0.reaches(h.hoster) && $0.event == nil })
+        #expect(h.endedStreams.count == 1)
     }
 
     @Test("the hoster leaving (closing, disconnecting or going silent) closes the line for every guest")

@@ -9,7 +9,8 @@ struct ServeLineOptionsTests {
     @Test("--max-cohosts 1 and --apply-timeout 0.5 shape the line; bad values are usage errors")
     func lineOptions() throws {
         let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",
-                                                           "--max-cohosts", "1", "--apply-timeout", "0.5", "--heartbeat-timeout", "5"])
+                                                           "--max-cohosts", "1", "--apply-timeout", "0.5", "--heartbeat-timeout", "5",
+                                                           "--max-members", "3"])
         defer {
             serve.signal(SIGTERM)
             _ = serve.wait(timeout: 10)
@@ -18,12 +19,15 @@ struct ServeLineOptionsTests {
         let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let match = try #require(try Regex(#"http://127\.0\.0\.1:(\d+)$"#).firstMatch(in: line))
         let port = try #require(UInt16(match.output[1].substring ?? ""))
+        let rtmpMatch = try #require(try Regex(#"rtmp://127\.0\.0\.1:(\d+) "#).firstMatch(in: line))
+        let stream = try publishLine("cli", rtmpPort: try #require(UInt16(rtmpMatch.output[1].substring ?? "")))
+        defer { withExtendedLifetime(stream.publisher) {} }
         let clients = try EventLoopGroup(count: 1, name: "serve-line")
         defer { clients.shutdown() }
         let loop = clients.loops[0]
 
         let hoster = try LineParticipant(port: port, loop: loop)
-        #expect(hoster.reply(hoster.client.create(liveId: "cli", userId: "host"))?.liveCode == .ok)
+        #expect(hoster.reply(hoster.create("cli", userId: "host", lineKey: stream.key))?.liveCode == .ok)
         let first = try LineParticipant(port: port, loop: loop)
         let second = try LineParticipant(port: port, loop: loop)
         #expect(first.reply(first.client.join(liveId: "cli", userId: "a"))?.liveCode == .ok)
@@ -32,9 +36,12 @@ struct ServeLineOptionsTests {
         #expect(hoster.reply(hoster.client.accept(peerId: peer1))?.liveCode == .ok)
         let peer2 = try #require(second.reply(second.client.apply())?.peerId)
         #expect(hoster.reply(hoster.client.accept(peerId: peer2))?.liveCode == .lineFull)
+        // --max-members 3: a fourth member is refused with 209.
+        let fourth = try LineParticipant(port: port, loop: loop)
+        #expect(fourth.reply(fourth.client.join(liveId: "cli", userId: "c"))?.liveCode == .noResources)
         let peer3 = try #require(second.reply(second.client.apply())?.peerId)
         #expect(second.wait(.applicationResult) { $0.peerId == peer3 }?.reason == "timeout")
-        for participant in [hoster, first, second] { participant.client.disconnect() }
+        for participant in [hoster, first, second, fourth] { participant.client.disconnect() }
 
         let bad = try ChildProcess(BuildProducts.liveline, ["serve", "--max-cohosts", "many"])
         #expect(bad.wait(timeout: 10) == 2)
@@ -42,5 +49,8 @@ struct ServeLineOptionsTests {
         let help = try ChildProcess(BuildProducts.liveline, ["serve", "--help"])
         #expect(help.wait(timeout: 10) == 0)
         #expect(help.stdout.contains("--heartbeat-timeout S"))
+        #expect(help.stdout.contains("--max-members N") && help.stdout.contains("--token-will-expire S"))
+        let badMembers = try ChildProcess(BuildProducts.liveline, ["serve", "--max-members", "0"])
+        #expect(badMembers.wait(timeout: 10) == 2)
     }
 }

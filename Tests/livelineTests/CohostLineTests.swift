@@ -129,6 +129,84 @@ struct CohostLineTests {
         #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":601"), "stdout: \(guest.stdout)")
     }
 
+    @Test("host --line fails loudly (exit 1, the code on stderr) when the line cannot be opened, instead of running without it")
+    func lineRefusedFailsLoudly() throws {
+        let server = try Server()
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        // Line "other" is not this hoster's stream: the server refuses it (104).
+        let refused = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "other",
+                                       "--accept", "none", "--signal", signal, "--duration", "20")
+        #expect(refused.status == 1, "stderr: \(refused.stderr)")
+        #expect(refused.stderr.contains("the co-host line was not opened: code 104"), "stderr: \(refused.stderr)")
+        // No signaling server at all.
+        let lost = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "mine",
+                                    "--accept", "none", "--signal", "ws://127.0.0.1:9/line", "--duration", "20")
+        #expect(lost.status == 1, "stderr: \(lost.stderr)")
+        #expect(lost.stderr.contains("the co-host line was lost"), "stderr: \(lost.stderr)")
+    }
+
+    @Test("with tokens: hoster and guest each by a --token-command open, join, co-host and mix; a guest without a token gets 213")
+    func linesWithTokens() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret").path
+        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
+        let server = try Server(["--auth-secret-file", secret])
+        defer { server.background.stop() }
+        let url = server.url("tok")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        func command(_ sub: String, _ permissions: String) -> String {
+            "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl 10m"
+        }
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "tok", "--accept", "auto",
+                                     "--signal", signal, "--stats", "json", "--duration", "30",
+                                     "--token-command", command("alice", "--publish live/tok --line-host tok --play 'live/line-*'")])
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let guest = try KitProcess(["guest", url, "--apply", "--no-play", "--signal", signal, "--stats", "json", "--duration", "30",
+                                    "--source", "color:red", "--size", "160x90",
+                                    "--token-command", command("bob", "--line-guest tok --publish 'live/line-*'")])
+        defer { guest.stop() }
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "applicationResult" && $0["code"] as? Int == 0 } != nil)
+        #expect(hoster.waitFor(timeout: 15) { $0["event"] as? String == "application" && $0["userId"] as? String == "bob" } != nil)
+        #expect(hoster.waitFor(timeout: 15) { $0["event"] as? String == "cohostFirstFrame" } != nil, "the hoster never mixed the co-host")
+        let bare = try CLI.liveline("guest", url, "--apply", "--no-play", "--signal", signal, "--stats", "json", "--duration", "5")
+        #expect(bare.stdout.contains("\"event\":\"lineResult\",\"code\":213"), "stdout: \(bare.stdout)")
+    }
+
+    @Test("tokens lasting 20 s: a guest with --token-command renews (tokenWillExpire half-way) and stays in; one with --token is dropped with 212")
+    func renewalFromTheCommandLine() throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let secret = directory.appendingPathComponent("secret").path
+        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
+        let server = try Server(["--auth-secret-file", secret])
+        defer { server.background.stop() }
+        let url = server.url("ren")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        func command(_ sub: String, _ permissions: String, ttl: String) -> String {
+            "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl \(ttl)"
+        }
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "ren", "--accept", "none",
+                                     "--signal", signal, "--stats", "json", "--duration", "40",
+                                     "--token-command", command("alice", "--publish live/ren --line-host ren", ttl: "10m")])
+        defer { _ = hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let renewing = try KitProcess(["guest", url, "--line", "ren", "--no-play", "--signal", signal, "--stats", "json", "--duration", "40",
+                                       "--token-command", command("bob", "--line-guest ren", ttl: "20s")])
+        defer { _ = renewing.stop() }
+        let fixedToken = try CLI.liveline("token", "--secret-file", secret, "--sub", "carl", "--line-guest", "ren", "--ttl", "20s")
+            .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let fixed = try KitProcess(["guest", url, "--line", "ren", "--no-play", "--signal", signal, "--stats", "json", "--duration", "40",
+                                    "--token", fixedToken])
+        defer { _ = fixed.stop() }
+        #expect(fixed.waitFor(timeout: 30) { $0["event"] as? String == "authFailed" && $0["code"] as? Int == 212 } != nil,
+                "\(fixed.names)")
+        #expect(renewing.waitFor(timeout: 5) { $0["event"] as? String == "tokenRenewed" } != nil, "\(renewing.names)")
+        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "memberCount" && $0["total"] as? Int == 2 } != nil)
+        #expect(!renewing.names.contains("authFailed") && !renewing.names.contains("disconnected"), "\(renewing.names)")
+    }
+
     @Test("line options without what they need are usage errors", arguments: [
         ["host", "--line", "x"],
         ["host", "rtmp://127.0.0.1/live/x", "--line", "x", "--accept", "maybe"],
