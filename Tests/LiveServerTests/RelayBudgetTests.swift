@@ -90,8 +90,8 @@ struct RelayBudgetTests {
         var a: RelayStream? = RelayStream(key: StreamKey(app: "live", name: "a"), chunkSize: 4096, gopLimits: limits)
         let b = RelayStream(key: StreamKey(app: "live", name: "b"), chunkSize: 4096, gopLimits: limits)
         let sourceA = Source(loop: group.loops[0]), sourceB = Source(loop: group.loops[0])
-        _ = a?.claim(sourceA, address: "a", query: nil, nowMicros: 0, quietMicros: 1)
-        _ = b.claim(sourceB, address: "b", query: nil, nowMicros: 0, quietMicros: 1)
+        _ = a?.claim(sourceA, address: "a", authorized: false, nowMicros: 0, quietMicros: 1)
+        _ = b.claim(sourceB, address: "b", authorized: false, nowMicros: 0, quietMicros: 1)
         // a: a keyframe and three frames of 10 kB, about 80 kB held.
         for index in 0..<4 {
             try a?.relay(video(keyframe: index == 0, at: UInt32(index * 33), size: 10_000), kind: index == 0 ? .keyframe : .interframe,
@@ -121,7 +121,7 @@ struct RelayBudgetTests {
         var stream: RelayStream? = RelayStream(key: StreamKey(app: "live", name: "gone"), chunkSize: 4096,
                                                gopLimits: GOPCache.Limits(sharedBudget: budget))
         let source = Source(loop: group.loops[0])
-        _ = stream?.claim(source, address: "s", query: nil, nowMicros: 0, quietMicros: 1)
+        _ = stream?.claim(source, address: "s", authorized: false, nowMicros: 0, quietMicros: 1)
         try stream?.relay(video(keyframe: true, at: 0, size: 5000), kind: .keyframe, from: source, nowMicros: 1)
         #expect(budget.usedBytes > 5000)
         stream = nil
