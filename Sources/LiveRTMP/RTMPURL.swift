@@ -104,7 +104,19 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
         return "\(streamName)?\(query)"
     }
 
-    public var description: String { "\(tcUrl)/\(streamNameWithQuery)" }
+    /// The URL for logs and error messages: the values of the query's secrets (`token`,
+    /// `line`, `lineKey`) are shown as `…`, so they never reach a log or a terminal.
+    public var description: String {
+        guard let query else { return "\(tcUrl)/\(streamName)" }
+        let shown = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let key = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return Self.secretQueryKeys.contains(key) && pair.contains("=") ? "\(key)=…" : String(pair)
+        }
+        return "\(tcUrl)/\(streamName)?\(shown.joined(separator: "&"))"
+    }
+
+    /// Query keys whose values are credentials.
+    public static let secretQueryKeys: Set<String> = ["token", "line", "lineKey"]
 
     private var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
 

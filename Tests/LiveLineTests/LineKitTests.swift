@@ -42,7 +42,7 @@ struct LineKitTests {
     func lineServer() throws {
         let server = LineServer(rtmp: try RTMPURL(parsing: "rtmp://example.org:1936/live/room"))
         #expect(server.signalURL == "ws://example.org:8080/line")
-        #expect(server.streamURL(pubId: "line-abc", query: "line=s3cret").description == "rtmp://example.org:1936/live/line-abc?line=s3cret")
+        #expect(server.streamURL(pubId: "line-abc", query: "line=s3cret").streamNameWithQuery == "line-abc?line=s3cret")
         #expect(LineServer(rtmp: try RTMPURL(parsing: "rtmp://[::1]/live/x"), httpPort: 9000).signalURL == "ws://[::1]:9000/line")
     }
 
