@@ -38,7 +38,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     /// False from the moment the queue reaches `highWatermark` until it drains to
     /// `lowWatermark`; writes are refused meanwhile.
     public private(set) var isWritable = true
-    /// Close the connection after this long without a byte moving; nil: never.
+    /// Close the connection after this long without a byte moving (received bytes
+    /// only, unless `options.idleCountsWrites`); nil: never.
     public var idleTimeout: Duration? {
         didSet { armIdleTimer(fresh: true) }
     }
@@ -281,7 +282,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             // A short write means the socket buffer is full; EPOLLOUT says when it is not.
             if written < total { break }
         }
-        if progressed { lastActivity = loop.now }
+        if progressed, options.idleCountsWrites { lastActivity = loop.now }
         awaitingWritable = !queue.isEmpty
         do {
             try updateInterest()

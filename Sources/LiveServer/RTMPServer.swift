@@ -16,7 +16,8 @@ public final class RTMPServer: Sendable {
         public var maxConnections: Int?
         /// C0+C1 through C2 must arrive within this.
         public var handshakeTimeout: Duration
-        /// A connection on which no byte moves, a publisher that sends no media, or a
+        /// A connection that sends nothing (pongs and acknowledgements count; the
+        /// server's own pings do not), a publisher that sends no media, or a
         /// connection that neither publishes nor plays, is closed after this.
         public var idleTimeout: Duration
         /// Ping requests keep quiet players alive and check the silence above.
@@ -72,7 +73,7 @@ public final class RTMPServer: Sendable {
                                   takeoverQuietMicros: EventLoopMicros.of(configuration.takeoverQuietInterval))
         let options = TCPConnectionOptions(highWatermark: configuration.playerHighWatermark,
                                            lowWatermark: configuration.playerLowWatermark,
-                                           idleTimeout: configuration.idleTimeout, noDelay: true)
+                                           idleTimeout: configuration.idleTimeout, idleCountsWrites: false, noDelay: true)
         let box = listenerBox
         let listener = try TCPListener.bind(host: configuration.host, port: configuration.port, group: group,
                                             options: options, maxConnections: configuration.maxConnections)
