@@ -14,6 +14,8 @@ public final class RTMPServer: Sendable {
         public var port: UInt16
         /// Open connections beyond this are accepted and closed at once.
         public var maxConnections: Int?
+        /// Open connections from one client address beyond this are closed at once.
+        public var perAddress = TCPListener.PerAddressLimit.serverDefault
         /// C0+C1 through C2 must arrive within this.
         public var handshakeTimeout: Duration
         /// A connection that sends nothing (pongs and acknowledgements count; the
@@ -76,7 +78,8 @@ public final class RTMPServer: Sendable {
                                            idleTimeout: configuration.idleTimeout, idleCountsWrites: false, noDelay: true)
         let box = listenerBox
         let listener = try TCPListener.bind(host: configuration.host, port: configuration.port, group: group,
-                                            options: options, maxConnections: configuration.maxConnections)
+                                            options: options, maxConnections: configuration.maxConnections,
+                                            perAddress: configuration.perAddress)
         { [weak self] connection in
             guard let self, box.isOpen else {
                 connection.abort(nil)
