@@ -3,7 +3,18 @@
 /// socket delivered with `append`, then call `next()` until it says `.needMoreData`.
 /// Pipelined requests come out one by one. Request bodies need Content-Length; chunked
 /// request bodies are answered 501 (nothing LiveLine serves takes one).
+///
+/// A body is buffered only when `bodyPolicy` lets the request have it: the server asks
+/// its router, so a body sent to a route that takes none is refused (413, 404, 405) as
+/// soon as the head is read, and no byte of it is kept. Once the parser has failed it
+/// keeps nothing more, so a connection holds at most one head (`maxHeadBytes`) plus the
+/// body its route allows, plus whatever arrived in the same read.
 public struct HTTPRequestParser: Sendable {
+    /// Decides whether a request may carry the `length` bytes of body its head
+    /// announced (called only when `length` > 0): nil to read them, or the error to
+    /// answer at once.
+    public typealias BodyPolicy = @Sendable (_ request: HTTPRequest, _ length: Int) -> Error?
+
     /// Size limits, each answered with its own status.
     public struct Limits: Sendable {
         /// Request line plus header fields (431 beyond, 414 when the request line alone is).
@@ -24,10 +35,13 @@ public struct HTTPRequestParser: Sendable {
     public struct Error: Swift.Error, Equatable, Sendable, CustomStringConvertible {
         public let status: HTTPStatus
         public let reason: String
+        /// Header fields the answer needs ("Allow" with a 405).
+        public let headers: HTTPHeaders
 
-        public init(_ status: HTTPStatus, _ reason: String) {
+        public init(_ status: HTTPStatus, _ reason: String, headers: HTTPHeaders = HTTPHeaders()) {
             self.status = status
             self.reason = reason
+            self.headers = headers
         }
 
         public var description: String { "HTTP \(status): \(reason)" }
@@ -39,6 +53,7 @@ public struct HTTPRequestParser: Sendable {
     }
 
     public let limits: Limits
+    private let bodyPolicy: BodyPolicy?
     private var buffer: [UInt8] = []
     /// Where the search for the blank line resumes, so bytes arriving one at a time do
     /// not rescan the whole head.
@@ -47,18 +62,27 @@ public struct HTTPRequestParser: Sendable {
     private var pending: (request: HTTPRequest, bodyLength: Int)?
     private var failure: Error?
 
-    public init(limits: Limits = Limits()) {
+    /// `bodyPolicy` nil: any body up to `limits.maxBodyBytes` is read.
+    public init(limits: Limits = Limits(), bodyPolicy: BodyPolicy? = nil) {
         self.limits = limits
+        self.bodyPolicy = bodyPolicy
     }
 
     /// Bytes received and not yet returned as part of a request.
     public var bufferedByteCount: Int { buffer.count }
 
+    /// True while part of a request (a head, or a body) has arrived and the rest has not.
+    public var isInsideRequest: Bool { failure == nil && (pending != nil || !buffer.isEmpty) }
+
+    /// Keeps `bytes` for decoding; after a failure they are dropped (the connection is
+    /// being answered and closed).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
         buffer.append(contentsOf: bytes)
     }
 
     public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        guard failure == nil else { return }
         buffer.append(contentsOf: bytes)
     }
 
@@ -80,6 +104,8 @@ public struct HTTPRequestParser: Sendable {
             return try decode()
         } catch {
             failure = error
+            buffer = []
+            pending = nil
             throw error
         }
     }
@@ -99,6 +125,7 @@ public struct HTTPRequestParser: Sendable {
                 throw Error(.headerFieldsTooLarge, "request head over \(limits.maxHeadBytes) bytes")
             }
             let head = try parseHead(buffer[0..<headEnd])
+            if head.1 > 0, let refusal = bodyPolicy?(head.0, head.1) { throw refusal }
             buffer.removeFirst(bodyStart)
             scanned = 0
             pending = head

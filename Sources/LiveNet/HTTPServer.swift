@@ -1,26 +1,152 @@
+import Synchronization
+
 /// A minimal HTTP/1.1 server on LiveNet's event loops: keep-alive, pipelining,
-/// Content-Length bodies, routing by method and path, 400/404/405/413/414/431/501/505
-/// answers, deferred replies and a hand-over of the connection for upgrades.
+/// Content-Length bodies (only on routes that take one), routing by method and path,
+/// 400/404/405/408/413/414/431/501/503/505 answers, deferred replies and a hand-over of
+/// the connection for upgrades.
+///
+/// Hostile clients are budgeted (`Capacity`): plain HTTP connections and upgraded ones
+/// (the line's WebSockets) have separate caps, so API clients cannot lock the signaling
+/// out nor the other way round; one client address holds at most
+/// `perAddress.maxConnections`; a request must arrive whole within `requestTimeout`
+/// (slowloris); idle is measured on bytes received. A refused client is answered 503
+/// with the reason before the close.
 public final class HTTPServer: Sendable {
+    /// How many connections the server holds, and how long a request may take to arrive.
+    public struct Capacity: Sendable {
+        /// Plain HTTP connections open at once; beyond, a new one is answered 503.
+        public var maxAPIConnections: Int
+        /// Connections handed to another protocol (`HTTPReply.upgrade`: the line's
+        /// WebSockets) open at once; beyond, the upgrade request is answered 503.
+        public var maxUpgradedConnections: Int
+        /// Connections from one client address, both kinds together (refused with 503).
+        public var perAddress: TCPListener.PerAddressLimit
+        /// A request's head and body must arrive within this from its first byte (the
+        /// accept, for a connection's first request), or it is answered 408 and the
+        /// connection closed. nil: no deadline (only the idle timeout).
+        public var requestTimeout: Duration?
+
+        public init(maxAPIConnections: Int = 256, maxUpgradedConnections: Int = 4096,
+                    perAddress: TCPListener.PerAddressLimit = .serverDefault,
+                    requestTimeout: Duration? = .seconds(10)) {
+            precondition(maxAPIConnections > 0 && maxUpgradedConnections >= 0, "connection caps must be positive")
+            self.maxAPIConnections = maxAPIConnections
+            self.maxUpgradedConnections = maxUpgradedConnections
+            self.perAddress = perAddress
+            self.requestTimeout = requestTimeout
+        }
+    }
+
     /// The listener; its `localPort` is the bound port (useful with port 0).
     public let listener: TCPListener
+    public let capacity: Capacity
+    let counts: HTTPConnectionCounts
 
-    /// Binds `host:port` and serves `router`. Connections idle for `options.idleTimeout`
-    /// (30 s unless given) are closed.
+    /// Binds `host:port` and serves `router`. Connections that receive nothing for
+    /// `options.idleTimeout` (30 s unless given; bytes the server writes do not count)
+    /// are closed.
     public init(host: String, port: UInt16, group: EventLoopGroup, router: HTTPRouter,
                 limits: HTTPRequestParser.Limits = HTTPRequestParser.Limits(),
-                options: TCPConnectionOptions = TCPConnectionOptions(idleTimeout: .seconds(30)),
-                maxConnections: Int? = 1024) throws(NetError) {
+                options: TCPConnectionOptions = TCPConnectionOptions(idleTimeout: .seconds(30), idleCountsWrites: false),
+                capacity: Capacity = Capacity()) throws(NetError) {
+        let counts = HTTPConnectionCounts(capacity: capacity)
+        self.counts = counts
+        self.capacity = capacity
         listener = try TCPListener.bind(host: host, port: port, group: group, options: options,
-                                        maxConnections: maxConnections) { connection in
-            connection.handler = HTTPServerSession(router: router, limits: limits)
+                                        maxConnections: capacity.maxAPIConnections + capacity.maxUpgradedConnections,
+                                        perAddress: capacity.perAddress,
+                                        refusal: { Self.refusal($0).encoded(keepAlive: false) }) { connection in
+            guard counts.admitAPI() else {
+                connection.write(Self.refusal(.full).encoded(keepAlive: false))
+                connection.close()
+                return
+            }
+            let session = HTTPServerSession(router: router, limits: limits, counts: counts,
+                                            requestTimeout: capacity.requestTimeout)
+            connection.handler = session
+            session.start(connection)
         }
     }
 
     public var localPort: UInt16 { listener.localPort }
 
+    /// Plain HTTP connections open now.
+    public var apiConnectionCount: Int { counts.snapshot.api }
+    /// Upgraded connections (WebSockets) open now.
+    public var upgradedConnectionCount: Int { counts.snapshot.upgraded }
+    /// Connections answered 503 because `maxAPIConnections` were open.
+    public var refusedAPIConnectionCount: Int { counts.snapshot.refusedAPI }
+    /// Upgrade requests answered 503 because `maxUpgradedConnections` were open.
+    public var refusedUpgradeCount: Int { counts.snapshot.refusedUpgrades }
+
     /// Stops accepting; open connections finish on their own. Called from any thread.
     public func close() {
         listener.close()
+    }
+
+    /// The 503 a refused client gets, saying why.
+    static func refusal(_ reason: TCPListener.Refusal) -> HTTPResponse {
+        let text = switch reason {
+        case .full: "too many connections\n"
+        case .tooManyFromAddress: "too many connections from your address\n"
+        }
+        var response = HTTPResponse.text(text, status: .serviceUnavailable)
+        response.headers.set("Connection", "close")
+        return response
+    }
+}
+
+/// The server's open connections by kind, against its `Capacity`. Any thread.
+final class HTTPConnectionCounts: Sendable {
+    struct Counts {
+        var api = 0
+        var upgraded = 0
+        var refusedAPI = 0
+        var refusedUpgrades = 0
+    }
+
+    private let maxAPI: Int
+    private let maxUpgraded: Int
+    private let counts = Mutex(Counts())
+
+    init(capacity: HTTPServer.Capacity) {
+        maxAPI = capacity.maxAPIConnections
+        maxUpgraded = capacity.maxUpgradedConnections
+    }
+
+    var snapshot: Counts { counts.withLock { $0 } }
+
+    /// Counts a new plain connection; false (counted as refused) at the cap.
+    func admitAPI() -> Bool {
+        counts.withLock { counts in
+            guard counts.api < maxAPI else {
+                counts.refusedAPI += 1
+                return false
+            }
+            counts.api += 1
+            return true
+        }
+    }
+
+    func apiClosed() {
+        counts.withLock { $0.api -= 1 }
+    }
+
+    /// Moves a plain connection to the upgraded ones; false (it stays plain, counted as
+    /// refused) at the cap.
+    func upgrade() -> Bool {
+        counts.withLock { counts in
+            guard counts.upgraded < maxUpgraded else {
+                counts.refusedUpgrades += 1
+                return false
+            }
+            counts.api -= 1
+            counts.upgraded += 1
+            return true
+        }
+    }
+
+    func upgradedClosed() {
+        counts.withLock { $0.upgraded -= 1 }
     }
 }

@@ -14,6 +14,8 @@ public final class RelayServer: Sendable {
         public var loops: Int
         /// The co-host line on `/line` (DESIGN.md §4).
         public var line = LineLimits()
+        /// Caps of the HTTP port: API connections, the line's WebSockets, per address.
+        public var httpCapacity = HTTPServer.Capacity()
 
         public init(rtmp: RTMPServer.Configuration = RTMPServer.Configuration(), httpHost: String = "127.0.0.1",
                     httpPort: UInt16 = 8080, loops: Int = RelayServer.defaultLoopCount) {
@@ -48,7 +50,8 @@ public final class RelayServer: Sendable {
                 line?.publishRefusal(streamName: key.name, query: query)
             }
             http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                                  router: RelayHTTPAPI.router(for: rtmp, line: line))
+                                  router: RelayHTTPAPI.router(for: rtmp, line: line),
+                                  capacity: configuration.httpCapacity)
         } catch {
             line.stop()
             group.shutdown()

@@ -170,4 +170,51 @@ struct HTTPRequestParserTests {
         }
         #expect(statuses.isSubset(of: [400, 413, 414, 431, 501, 505]))
     }
+
+    @Test("a body the policy refuses is answered at the head and none of it is kept, however much follows")
+    func refusedBodyIsNotBuffered() throws {
+        var parser = HTTPRequestParser { request, length in
+            request.method == "POST" && length <= 16 ? nil : HTTPRequestParser.Error(.payloadTooLarge, "no body here")
+        }
+        parser.append(contentsOf: Array("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n".utf8))
+        parser.append(contentsOf: [UInt8](repeating: 0x61, count: 1000))
+        #expect(throws: HTTPRequestParser.Error(.payloadTooLarge, "no body here")) { try parser.next() }
+        #expect(parser.bufferedByteCount == 0)
+        parser.append(contentsOf: [UInt8](repeating: 0x61, count: 100_000))
+        #expect(parser.bufferedByteCount == 0)
+        #expect(!parser.isInsideRequest)
+
+        // Allowed: the body is read; no Content-Length: the policy is not asked.
+        var allowed = HTTPRequestParser { _, _ in HTTPRequestParser.Error(.payloadTooLarge, "never") }
+        allowed.append(contentsOf: Array("GET /x HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+        guard case .request = try allowed.next() else {
+            Issue.record("a request without a body was refused")
+            return
+        }
+        var small = HTTPRequestParser { request, length in request.method == "POST" && length <= 16 ? nil : .init(.payloadTooLarge, "") }
+        small.append(contentsOf: Array("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc".utf8))
+        guard case .request(let request) = try small.next() else {
+            Issue.record("an allowed body was refused")
+            return
+        }
+        #expect(request.body == Array("abc".utf8))
+    }
+
+    @Test("isInsideRequest is true from a request's first byte until it is complete")
+    func insideRequest() throws {
+        var parser = HTTPRequestParser()
+        #expect(!parser.isInsideRequest)
+        parser.append(contentsOf: Array("GET / HTTP/1.1\r\nHo".utf8))
+        #expect(try parser.next() == .needMoreData)
+        #expect(parser.isInsideRequest)
+        parser.append(contentsOf: Array("st: t\r\nContent-Length: 2\r\n\r\n".utf8))
+        #expect(try parser.next() == .needMoreData)
+        #expect(parser.isInsideRequest)
+        parser.append(contentsOf: Array("ok".utf8))
+        guard case .request = try parser.next() else {
+            Issue.record("no request")
+            return
+        }
+        #expect(!parser.isInsideRequest)
+    }
 }

@@ -1,0 +1,158 @@
+import Foundation
+import Glibc
+import LiveTestSupport
+import Testing
+@testable import LiveNet
+
+/// What hostile HTTP clients get: slow requests, too many connections, bodies nobody asked for.
+@Suite("HTTPServer limits")
+struct HTTPServerLimitTests {
+    static func startServer(_ capacity: HTTPServer.Capacity, loops: Int = 1,
+                            name: String) throws -> (EventLoopGroup, HTTPServer) {
+        let group = try EventLoopGroup(count: loops, name: name)
+        do {
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, group: group,
+                                        router: HTTPServerTests.makeRouter(), capacity: capacity)
+            return (group, server)
+        } catch {
+            group.shutdown()
+            throw error
+        }
+    }
+
+    @Test("a request head trickled in byte by byte (slowloris) is answered 408 at the deadline though bytes keep coming")
+    func slowHeadTimesOut() throws {
+        let (group, server) = try Self.startServer(.init(requestTimeout: .milliseconds(500)), name: "slowloris")
+        defer { group.shutdown() }
+        let client = try RawSocketClient(port: server.localPort, readTimeout: 0.02)
+        let start = Date()
+        try client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n")
+        // A header byte every 50 ms, never the blank line: the idle timeout (30 s) never
+        // fires, only the request deadline can end it.
+        var answer: [UInt8] = []
+        while Date().timeIntervalSince(start) < 3 {
+            if (try? client.send("X")) == nil { break }
+            if let chunk = try client.receive(), !chunk.isEmpty { answer += chunk }
+            if answer.count > 12 { break }
+            usleep(50_000)
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(String(decoding: answer, as: UTF8.self).hasPrefix("HTTP/1.1 408 Request Timeout"))
+        #expect(elapsed >= 0.45 && elapsed < 2.5, "answered after \(elapsed) s")
+        #expect(eventually { server.apiConnectionCount == 0 })
+    }
+
+    @Test("a keep-alive connection's clock starts again with each request, so a patient client is not cut off")
+    func deadlinePerRequest() throws {
+        let (group, server) = try Self.startServer(.init(requestTimeout: .milliseconds(400)), name: "deadline-each")
+        defer { group.shutdown() }
+        let client = try RawSocketClient(port: server.localPort)
+        for _ in 0..<3 {
+            try client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.receiveResponse().status == 200)
+            usleep(300_000)  // 3 × 300 ms between requests: longer than one deadline in all
+        }
+        try client.send("GET /healthz HTTP/1.1\r\n")
+        usleep(200_000)
+        try client.send("Host: t\r\n\r\n")
+        #expect(try client.receiveResponse().status == 200)
+    }
+
+    @Test("API connections beyond their cap get a 503; upgraded connections count against their own cap")
+    func separateCaps() throws {
+        let capacity = HTTPServer.Capacity(maxAPIConnections: 2, maxUpgradedConnections: 2, perAddress: .unlimited)
+        let (group, server) = try Self.startServer(capacity, loops: 2, name: "caps")
+        defer { group.shutdown() }
+        let upgrade = "GET /ws HTTP/1.1\r\nHost: t\r\nUpgrade: echo\r\nConnection: Upgrade\r\n\r\n"
+        let socket = try RawSocketClient(port: server.localPort)
+        try socket.send(upgrade)
+        #expect(try socket.receiveResponse().status == 101)
+        #expect(eventually { server.upgradedConnectionCount == 1 && server.apiConnectionCount == 0 })
+
+        // The WebSocket does not take an API slot: two API clients still fit.
+        let first = try RawSocketClient(port: server.localPort)
+        let second = try RawSocketClient(port: server.localPort)
+        for client in [first, second] {
+            try client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+            #expect(try client.receiveResponse().status == 200)
+        }
+        #expect(server.apiConnectionCount == 2)
+
+        let third = try RawSocketClient(port: server.localPort)
+        let refused = try third.receiveResponse()
+        #expect(refused.status == 503)
+        #expect(refused.text == "too many connections\n")
+        #expect(try third.readsEndOfStream())
+        #expect(server.refusedAPIConnectionCount == 1)
+
+        // An API connection that upgrades moves to the other cap and frees its API slot.
+        try first.send(upgrade)
+        #expect(try first.receiveResponse().status == 101)
+        #expect(eventually { server.upgradedConnectionCount == 2 && server.apiConnectionCount == 1 })
+        let fourth = try RawSocketClient(port: server.localPort)
+        try fourth.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try fourth.receiveResponse().status == 200)
+
+        // A third upgrade does not fit its cap; the connection is answered and closed.
+        try second.send(upgrade)
+        let noRoom = try second.receiveResponse()
+        #expect(noRoom.status == 503)
+        #expect(noRoom.text == "too many upgraded connections\n")
+        #expect(try second.readsEndOfStream())
+        #expect(server.refusedUpgradeCount == 1)
+
+        // Closing a WebSocket frees its slot.
+        Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
+        #expect(eventually { server.upgradedConnectionCount == 1 })
+        try fourth.send(upgrade)
+        #expect(try fourth.receiveResponse().status == 101)
+        #expect(eventually { server.upgradedConnectionCount == 2 && server.apiConnectionCount == 0 })
+    }
+
+    @Test("a client over the per-address limit is told so with a 503 before the close")
+    func perAddressRefusal() throws {
+        let capacity = HTTPServer.Capacity(perAddress: .init(maxConnections: 2, exemptsLoopback: false))
+        let (group, server) = try Self.startServer(capacity, name: "per-ip-http")
+        defer { group.shutdown() }
+        let held = try (0..<2).map { _ in try RawSocketClient(port: server.localPort) }
+        #expect(eventually { server.listener.connectionCount == 2 })
+        let refused = try RawSocketClient(port: server.localPort)
+        let answer = try refused.receiveResponse()
+        #expect(answer.status == 503)
+        #expect(answer.text == "too many connections from your address\n")
+        #expect(answer.headers["connection"] == "close")
+        #expect(try refused.readsEndOfStream())
+        // The ones admitted are served as usual.
+        try held[0].send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try held[0].receiveResponse().status == 200)
+    }
+
+    @Test("a body sent where no route takes one is refused as soon as the head is read, not buffered")
+    func unwantedBodiesRefusedAtTheHead() throws {
+        let (group, server) = try Self.startServer(.init(), name: "bodies")
+        defer { group.shutdown() }
+        let partial = [UInt8](repeating: 0x61, count: 4096)
+        let cases: [(String, Int, String)] = [
+            ("POST /healthz", 405, "POST is not allowed on /healthz\n"),
+            ("POST /nowhere", 404, "no route for /nowhere\n"),
+            ("GET /healthz", 413, "GET /healthz takes no request body\n"),
+            ("POST /echo", 413, "body of 1000000 bytes over the 1024 that POST /echo takes\n"),
+        ]
+        for (line, status, text) in cases {
+            let client = try RawSocketClient(port: server.localPort, readTimeout: 2)
+            // A 1 MB body announced, 4 KiB of it sent: the answer must not wait for the rest.
+            try client.send("\(line) HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n")
+            try client.send(partial)
+            let answer = try client.receiveResponse()
+            #expect(answer.status == status, "\(line)")
+            #expect(answer.text == text)
+            #expect(answer.headers["connection"] == "close")
+            if status == 405 { #expect(answer.headers["allow"] == "GET") }
+            #expect(try client.readsEndOfStream())
+        }
+        // The route that takes a body still gets it.
+        let client = try RawSocketClient(port: server.localPort)
+        try client.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc")
+        #expect(try client.receiveResponse().text == "abc")
+    }
+}
