@@ -42,6 +42,26 @@ struct HTTPServerLimitTests {
         #expect(eventually { server.apiConnectionCount == 0 })
     }
 
+    @Test("a client sending only empty lines between requests is answered 408 too")
+    func emptyLinesDoNotHoldTheConnection() throws {
+        let (group, server) = try Self.startServer(.init(requestTimeout: .milliseconds(500)), name: "crlf-loris")
+        defer { group.shutdown() }
+        let client = try RawSocketClient(port: server.localPort, readTimeout: 0.02)
+        try client.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        let start = Date()
+        var answer: [UInt8] = []
+        while Date().timeIntervalSince(start) < 3 {
+            if (try? client.send("\r\n")) == nil { break }
+            if let chunk = try client.receive(), !chunk.isEmpty { answer += chunk }
+            if String(decoding: answer, as: UTF8.self).contains("408") { break }
+            usleep(50_000)
+        }
+        let text = String(decoding: answer, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200 OK"))
+        #expect(text.contains("HTTP/1.1 408 Request Timeout"))
+        #expect(Date().timeIntervalSince(start) < 2.5)
+    }
+
     @Test("a keep-alive connection's clock starts again with each request, so a patient client is not cut off")
     func deadlinePerRequest() throws {
         let (group, server) = try Self.startServer(.init(requestTimeout: .milliseconds(400)), name: "deadline-each")
