@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS.
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer options]
-# TARGET: chunk | amf0 | flv | handshake. The LiveCore, LiveCodec, LiveNet and LiveRTMP sources
+# TARGET: chunk | amf0 | flv | handshake | http | websocket. The LiveCore, LiveCodec, LiveNet and LiveRTMP sources
 # are compiled straight into the fuzzer (coverage + AddressSanitizer) with swiftc, so
 # the rest of the package need not build. Corpus and crashes go to $FUZZ_WORK
 # (default /tmp/liveline-fuzz/<target>); the executions count is printed at the end.
 set -euo pipefail
 
-target=${1:?usage: Fuzz/run.sh chunk|amf0|flv|handshake SECONDS}
+target=${1:?usage: Fuzz/run.sh chunk|amf0|flv|handshake|http|websocket SECONDS}
 seconds=${2:?usage: Fuzz/run.sh TARGET SECONDS}
 shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +20,9 @@ case $target in
     amf0) main=AMF0DecoderFuzz ;;
     flv) main=FLVTagFuzz ;;
     handshake) main=HandshakeFuzz ;;
-    *) echo "unknown target $target (chunk, amf0, flv, handshake)" >&2; exit 2 ;;
+    http) main=HTTPRequestParserFuzz ;;
+    websocket) main=WebSocketFrameFuzz ;;
+    *) echo "unknown target $target (chunk, amf0, flv, handshake, http, websocket)" >&2; exit 2 ;;
 esac
 
 flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 5 -I "$build" -I "$root/Sources/CFFmpeg")
