@@ -220,6 +220,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         return dropped
     }
 
+    /// Why `execute` refuses tasks now: the loop has finished, or its queue is full.
+    var refusal: NetError {
+        lock.lock()
+        defer { lock.unlock() }
+        return state == .stopped ? .loopShutdown : .loopBusy
+    }
+
     /// Tasks waiting to run.
     public var pendingTaskCount: Int {
         lock.lock()

@@ -86,7 +86,9 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     /// Opens a connection to `host:port` without blocking the loop. `completion` runs on
     /// `loop`'s thread with the open connection (set its handler there: reads start after
     /// it returns) or the failure, `NetError.timedOut` after `timeout`. The host is
-    /// resolved on the calling thread first (instant for numeric addresses).
+    /// resolved on the calling thread first (instant for numeric addresses). When the
+    /// loop has shut down or its task queue is full, `completion` runs at once on the
+    /// calling thread with the failure.
     public static func connect(host: String, port: UInt16, on loop: EventLoop,
                                options: TCPConnectionOptions = TCPConnectionOptions(),
                                timeout: Duration = .seconds(10),
@@ -95,7 +97,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         do {
             address = try SocketAddress.resolve(host: host, port: port)
         } catch {
-            loop.execute { completion(.failure(error)) }
+            // The loop gone or its queue full: the caller still hears, on this thread.
+            if !loop.execute({ completion(.failure(error)) }) { completion(.failure(error)) }
             return
         }
         let accepted = loop.execute {
@@ -111,7 +114,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             connection.connectCompletion = completion
             connection.start(connectingTo: address, timeout: timeout)
         }
-        if !accepted { completion(.failure(.loopShutdown)) }
+        if !accepted { completion(.failure(loop.refusal)) }
     }
 
     private func start(connectingTo address: SocketAddress, timeout: Duration) {

@@ -178,4 +178,26 @@ struct EventLoopTests {
         defer { loop.shutdown() }
         #expect(eventually { (try? RawSocketClient(port: port)) == nil })
     }
+
+    @Test("connect on a loop whose queue is full fails at once with loopBusy instead of never answering")
+    func connectOnAFullLoop() throws {
+        let loop = try EventLoop(name: "connect-full", maxPendingTasks: 1)
+        #expect(loop.execute {})
+        let failures = Locked<[String]>([])
+        TCPConnection.connect(host: "127.0.0.1", port: 9, on: loop) { result in
+            if case .failure(let error) = result { failures.update { $0.append("\(error)") } }
+        }
+        WebSocketClient.connect(url: "http://not-a-websocket", on: loop) { result in
+            if case .failure(let error) = result { failures.update { $0.append("\(error)") } }
+        }
+        #expect(failures.value == [
+            "\(NetError.loopBusy)",
+            "\(WebSocketError.handshake("'http://not-a-websocket' is not a ws:// URL"))",
+        ])
+        loop.shutdown()
+        TCPConnection.connect(host: "127.0.0.1", port: 9, on: loop) { result in
+            if case .failure(let error) = result { failures.update { $0.append("\(error)") } }
+        }
+        #expect(failures.value.last == "\(NetError.loopShutdown)")
+    }
 }
