@@ -44,7 +44,11 @@ module LiveNet
 module LiveRTMP
 
 binary="$build/fuzz-$target"
-if [[ ! -f $binary ]] || [[ $root/Fuzz/Targets/$main.swift -nt $binary ]] || [[ $build/libLiveRTMP.a -nt $binary ]]; then
+stale=false
+for input in "$root/Fuzz/Targets/$main.swift" "$build"/libLive{Core,Codec,Net,RTMP}.a; do
+    [[ $input -nt $binary ]] && stale=true
+done
+if [[ ! -f $binary ]] || $stale; then
     echo "linking $binary" >&2
     swiftc "${flags[@]}" -module-name "${main}" "$root/Fuzz/Targets/$main.swift" -o "$binary" \
         "$build/libLiveRTMP.a" "$build/libLiveNet.a" "$build/libLiveCodec.a" "$build/libLiveCore.a" \
