@@ -42,22 +42,31 @@ public final class HTTPServer: Sendable {
     public let capacity: Capacity
     let counts: HTTPConnectionCounts
 
-    /// Binds `host:port` and serves `router`. Connections that receive nothing for
-    /// `options.idleTimeout` (30 s unless given; bytes the server writes do not count)
-    /// are closed.
+    /// What a connection gets unless told otherwise: closed after 30 s without a byte
+    /// received (what the server writes does not count), and reading paused while
+    /// 256 KiB of answers wait for a client that does not read them. With the parser's
+    /// limits, one connection holds at most a head, the body its route allows, one
+    /// read (64 KiB) and 256 KiB plus one answer.
+    public static let defaultOptions = TCPConnectionOptions(highWatermark: 256 << 10, lowWatermark: 64 << 10,
+                                                            idleTimeout: .seconds(30), idleCountsWrites: false)
+
+    /// Binds `host:port` and serves `router`.
     public init(host: String, port: UInt16, group: EventLoopGroup, router: HTTPRouter,
                 limits: HTTPRequestParser.Limits = HTTPRequestParser.Limits(),
-                options: TCPConnectionOptions = TCPConnectionOptions(idleTimeout: .seconds(30), idleCountsWrites: false),
+                options: TCPConnectionOptions = HTTPServer.defaultOptions,
                 capacity: Capacity = Capacity()) throws(NetError) {
         let counts = HTTPConnectionCounts(capacity: capacity)
         self.counts = counts
         self.capacity = capacity
+        // Encoded once: a flood of refusals costs no formatting.
+        let full = Self.refusal(.full).encoded(keepAlive: false)
+        let fromAddress = Self.refusal(.tooManyFromAddress).encoded(keepAlive: false)
         listener = try TCPListener.bind(host: host, port: port, group: group, options: options,
                                         maxConnections: capacity.maxAPIConnections + capacity.maxUpgradedConnections,
                                         perAddress: capacity.perAddress,
-                                        refusal: { Self.refusal($0).encoded(keepAlive: false) }) { connection in
+                                        refusal: { $0 == .full ? full : fromAddress }) { connection in
             guard counts.admitAPI() else {
-                connection.write(Self.refusal(.full).encoded(keepAlive: false))
+                connection.write(full)
                 connection.close()
                 return
             }

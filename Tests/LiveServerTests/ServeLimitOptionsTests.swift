@@ -25,14 +25,6 @@ struct ServeLimitOptionsTests {
         let match = try #require(try Regex(#"http://127\.0\.0\.1:(\d+)$"#).firstMatch(in: line))
         let port = try #require(UInt16(match.output[1].substring ?? ""))
 
-        // No room for a line WebSocket at all.
-        let socket = try TestSocket(port: port)
-        socket.send(Array(("GET /line HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                           + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
-        let refusedUpgrade = receiveAll(socket)
-        #expect(refusedUpgrade.hasPrefix("HTTP/1.1 503 Service Unavailable"))
-        #expect(refusedUpgrade.hasSuffix("too many upgraded connections\n"))
-
         // One API connection held open; the next is turned away.
         let held = try TestSocket(port: port)
         held.send(Array("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
@@ -45,6 +37,13 @@ struct ServeLimitOptionsTests {
         let refused = receiveAll(second)
         #expect(refused.hasPrefix("HTTP/1.1 503 Service Unavailable"))
         #expect(refused.hasSuffix("too many connections\n"))
+
+        // No room for a line WebSocket at all.
+        held.send(Array(("GET /line HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                         + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").utf8))
+        let refusedUpgrade = receiveAll(held)
+        #expect(refusedUpgrade.hasPrefix("HTTP/1.1 503 Service Unavailable"))
+        #expect(refusedUpgrade.hasSuffix("too many upgraded connections\n"))
 
         for (option, value) in [("--max-per-ip", "-1"), ("--max-api-connections", "0"), ("--max-line-connections", "x")] {
             let bad = try ChildProcess(BuildProducts.liveline, ["serve", option, value])
