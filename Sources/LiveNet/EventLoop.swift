@@ -269,7 +269,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Runs `task` on the loop thread once `delay` has passed. Timers due at the same
-    /// time fire in the order they were scheduled. Called from any thread.
+    /// time fire in the order they were scheduled. Called from any thread; from another
+    /// thread the timer travels through the task queue, and when that is full it is
+    /// dropped like any refused task (counted in `droppedTaskCount`) and never fires.
     @discardableResult
     public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> TimerHandle {
         schedule(afterMicros: Self.micros(delay), task)
