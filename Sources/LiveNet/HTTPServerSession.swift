@@ -139,6 +139,8 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
         let once = HTTPDeferredReplyLatch()
         return { [weak self] response in
             guard once.claim(), let session = self else { return }
+            // Refused only when the loop is gone or its queue is full; the connection,
+            // reading paused, then receives nothing and its idle timeout closes it.
             connection.loop.execute {
                 guard connection.state == .open else { return }
                 session.awaitingReply = false
