@@ -7,12 +7,12 @@ import Testing
 /// What hostile HTTP clients get: slow requests, too many connections, bodies nobody asked for.
 @Suite("HTTPServer limits")
 struct HTTPServerLimitTests {
-    static func startServer(_ capacity: HTTPServer.Capacity, loops: Int = 1,
-                            name: String) throws -> (EventLoopGroup, HTTPServer) {
+    static func startServer(_ capacity: HTTPServer.Capacity, loops: Int = 1, name: String,
+                            router: HTTPRouter = HTTPServerTests.makeRouter()) throws -> (EventLoopGroup, HTTPServer) {
         let group = try EventLoopGroup(count: loops, name: name)
         do {
             let server = try HTTPServer(host: "127.0.0.1", port: 0, group: group,
-                                        router: HTTPServerTests.makeRouter(), capacity: capacity)
+                                        router: router, capacity: capacity)
             return (group, server)
         } catch {
             group.shutdown()
@@ -76,6 +76,29 @@ struct HTTPServerLimitTests {
         usleep(200_000)
         try client.send("Host: t\r\n\r\n")
         #expect(try client.receiveResponse().status == 200)
+    }
+
+    @Test("a deferred reply slower than the request deadline is the server's turn: no 408, and the request behind it is served")
+    func slowDeferredReplyIsNotTheClientsFault() throws {
+        var router = HTTPServerTests.makeRouter()
+        router.get("/slow") { _ in
+            .deferred { respond in
+                Thread {
+                    usleep(800_000)
+                    respond(.text("slow"))
+                }.start()
+            }
+        }
+        let (group, server) = try Self.startServer(.init(requestTimeout: .milliseconds(300)), name: "slow-reply", router: router)
+        defer { group.shutdown() }
+        let client = try RawSocketClient(port: server.localPort)
+        try client.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\nGET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        let slow = try client.receiveResponse()
+        #expect(slow.status == 200)
+        #expect(slow.text == "slow")
+        let next = try client.receiveResponse()
+        #expect(next.status == 200)
+        #expect(next.text == "ok\n")
     }
 
     @Test("API connections beyond their cap get a 503; upgraded connections count against their own cap")
