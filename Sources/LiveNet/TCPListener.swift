@@ -168,8 +168,15 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
         closeOnLoop()
     }
 
+    /// At most this many accepts per wake-up: a flood of connections (each cheap to
+    /// refuse, but thousands of them) must not hold the loop from the connections it
+    /// already serves; level-triggered epoll reports the rest on the next iteration.
+    static let acceptsPerWakeup = 64
+
     func handleEvents(_ events: UInt32) {
-        while fd >= 0 {
+        var budget = Self.acceptsPerWakeup
+        while fd >= 0, budget > 0 {
+            budget -= 1
             let result: IOResult<Int32>
             do {
                 result = try Syscall.accept(fd)

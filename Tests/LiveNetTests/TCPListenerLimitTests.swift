@@ -84,4 +84,31 @@ struct TCPListenerLimitTests {
         #expect(try !SocketAddress.resolve(host: "10.0.0.1", port: 1).isLoopback)
         #expect(try !SocketAddress.resolve(host: "::2", port: 1).isLoopback)
     }
+
+    @Test("a flood of waiting connections is accepted a bounded batch per loop iteration, so the loop's other work runs in between")
+    func acceptsInBatches() throws {
+        let loop = try EventLoop(name: "accept-batch")
+        loop.start()
+        let group = EventLoopGroup(loops: [loop])
+        defer { loop.shutdown() }
+        let listener = try TCPListener.bind(host: "127.0.0.1", port: 0, group: group) { connection in
+            connection.handler = GreetingHandler(closes: Locked([]))
+        }
+        #expect(eventually { loop.pendingTaskCount == 0 })
+        // Hold the loop while 300 clients finish their handshakes in the kernel backlog.
+        let held = DispatchSemaphore(value: 0), holding = DispatchSemaphore(value: 0)
+        loop.execute {
+            holding.signal()
+            held.wait()
+        }
+        holding.wait()
+        let clients = try (0..<300).map { _ in try RawSocketClient(port: listener.localPort) }
+        let seenByNextTask = Locked(-1)
+        loop.execute { seenByNextTask.update { $0 = listener.connectionCount } }
+        held.signal()
+        #expect(eventually { listener.acceptedCount == 300 })
+        // The task queued while the clients waited ran after the first batch, not after all 300.
+        #expect(seenByNextTask.value == TCPListener.acceptsPerWakeup)
+        withExtendedLifetime(clients) {}
+    }
 }
