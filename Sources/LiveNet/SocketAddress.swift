@@ -77,6 +77,13 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
     }
 
+    /// The host's own default loopback address: 127.0.0.1 or ::1 (IPv4-mapped included).
+    public var isLocalHost: Bool {
+        let bytes = addressBytes
+        if bytes.count == 4 { return bytes == [127, 0, 0, 1] }
+        return isLoopback
+    }
+
     /// Who a per-address limit counts this peer as: its IPv4 address, or the /64 network
     /// of an IPv6 address (one host usually holds a whole /64, so counting single IPv6
     /// addresses would limit nothing).

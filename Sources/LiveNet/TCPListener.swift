@@ -17,9 +17,10 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     public struct PerAddressLimit: Sendable, Equatable {
         /// Open connections from one IPv4 address or one IPv6 /64; 0: no limit.
         public var maxConnections: Int
-        /// Loopback clients (127.0.0.0/8, ::1) are not counted: tools and tests on the
-        /// machine itself, or a reverse proxy on the same host, through which every
-        /// client shares one address.
+        /// Clients on 127.0.0.1 or ::1 are not counted: tools and tests on the machine
+        /// itself, or a reverse proxy on the same host, through which every client
+        /// shares that one address. Other loopback addresses (127.0.0.2...) count like
+        /// any client, so the limit can be tried on one machine.
         public var exemptsLoopback: Bool
 
         public init(maxConnections: Int, exemptsLoopback: Bool = true) {
@@ -201,7 +202,7 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
 
     private func admit(_ client: Int32) {
         let peer = try? Syscall.peerAddress(client)
-        let counted = perAddress.maxConnections > 0 && !(perAddress.exemptsLoopback && (peer?.isLoopback ?? false))
+        let counted = perAddress.maxConnections > 0 && !(perAddress.exemptsLoopback && (peer?.isLocalHost ?? false))
         let key = counted ? peer?.clientKey : nil
         var refusedFor: Refusal?
         lock.lock()

@@ -15,7 +15,7 @@ enum ServeCommand: Command {
           --http HOST:PORT         HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
           --max-connections N      RTMP connections beyond N are closed at once (default 4096)
           --max-per-ip N           connections from one address (IPv6: one /64), per port, beyond N
-                                   are refused, HTTP with a 503; loopback is not counted; 0: off (default 64)
+                                   are refused, HTTP with a 503; 127.0.0.1 and ::1 are not counted; 0: off (default 64)
           --max-api-connections N  HTTP API connections beyond N get a 503 (default 256)
           --max-line-connections N line WebSockets beyond N get a 503 (default 4096)
           --gop-cache-ms MS        longest GOP kept for new players, 0 for headers only (default 10000)

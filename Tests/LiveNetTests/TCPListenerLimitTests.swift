@@ -38,8 +38,8 @@ struct TCPListenerLimitTests {
         #expect(listener.refusedFromAddressCount == 1)
     }
 
-    @Test("loopback clients are not counted against a per-address limit unless asked")
-    func loopbackExempt() throws {
+    @Test("127.0.0.1 is not counted against a per-address limit unless asked; other loopback addresses are")
+    func localHostExempt() throws {
         let group = try EventLoopGroup(count: 1, name: "per-ip-lo")
         defer { group.shutdown() }
         let listener = try TCPListener.bind(host: "127.0.0.1", port: 0, group: group,
@@ -47,9 +47,17 @@ struct TCPListenerLimitTests {
             connection.handler = GreetingHandler(closes: Locked([]))
             connection.write(Array("hi".utf8))
         }
-        let clients = try (0..<3).map { _ in try RawSocketClient(port: listener.localPort) }
-        for client in clients { #expect(try client.receive(exactly: 2) == Array("hi".utf8)) }
+        let local = try (0..<3).map { _ in try RawSocketClient(port: listener.localPort) }
+        for client in local { #expect(try client.receive(exactly: 2) == Array("hi".utf8)) }
         #expect(listener.refusedCount == 0)
+
+        let other = try RawSocketClient(port: listener.localPort, source: "127.0.0.2")
+        #expect(try other.receive(exactly: 2) == Array("hi".utf8))
+        let second = try RawSocketClient(port: listener.localPort, source: "127.0.0.2")
+        #expect(try second.readsEndOfStream())
+        #expect(listener.refusedFromAddressCount == 1)
+        let third = try RawSocketClient(port: listener.localPort, source: "127.0.0.3")
+        #expect(try third.receive(exactly: 2) == Array("hi".utf8))
     }
 
     @Test("a refused connection beyond maxConnections gets the refusal bytes for .full")
@@ -81,6 +89,9 @@ struct TCPListenerLimitTests {
         #expect(try SocketAddress.resolve(host: "127.8.9.10", port: 1).isLoopback)
         #expect(try SocketAddress.resolve(host: "::1", port: 1).isLoopback)
         #expect(try SocketAddress.resolve(host: "::ffff:127.0.0.1", port: 1).isLoopback)
+        #expect(try SocketAddress.resolve(host: "::ffff:127.0.0.1", port: 1).isLocalHost)
+        #expect(try SocketAddress.resolve(host: "::1", port: 1).isLocalHost)
+        #expect(try !SocketAddress.resolve(host: "127.0.0.2", port: 1).isLocalHost)
         #expect(try !SocketAddress.resolve(host: "10.0.0.1", port: 1).isLoopback)
         #expect(try !SocketAddress.resolve(host: "::2", port: 1).isLoopback)
     }
