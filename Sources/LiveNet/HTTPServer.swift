@@ -7,14 +7,18 @@ import Synchronization
 ///
 /// Hostile clients are budgeted (`Capacity`): plain HTTP connections and upgraded ones
 /// (the line's WebSockets) have separate caps, so API clients cannot lock the signaling
-/// out nor the other way round; one client address holds at most
+/// out nor the other way round; at the API cap a newcomer takes the place of the
+/// connection that has waited longest for its client; one client address holds at most
 /// `perAddress.maxConnections`; a request must arrive whole within `requestTimeout`
 /// (slowloris); idle is measured on bytes received. A refused client is answered 503
 /// with the reason before the close.
 public final class HTTPServer: Sendable {
     /// How many connections the server holds, and how long a request may take to arrive.
     public struct Capacity: Sendable {
-        /// Plain HTTP connections open at once; beyond, a new one is answered 503.
+        /// Plain HTTP connections open at once. Beyond, a new one takes the place of the
+        /// one that has waited longest for its client (closed with a 408 when it was
+        /// inside a request, silently when idle between requests); when all are being
+        /// answered, it is answered 503.
         public var maxAPIConnections: Int
         /// Connections handed to another protocol (`HTTPReply.upgrade`: the line's
         /// WebSockets) open at once; beyond, the upgrade request is answered 503.
@@ -62,7 +66,10 @@ public final class HTTPServer: Sendable {
         let full = Self.refusal(.full).encoded(keepAlive: false)
         let fromAddress = Self.refusal(.tooManyFromAddress).encoded(keepAlive: false)
         listener = try TCPListener.bind(host: host, port: port, group: group, options: options,
-                                        maxConnections: capacity.maxAPIConnections + capacity.maxUpgradedConnections,
+                                        // A backstop only: each eviction in flight counts its
+                                        // victim and the newcomer, so plain connections never
+                                        // exceed twice their cap.
+                                        maxConnections: 2 * capacity.maxAPIConnections + capacity.maxUpgradedConnections,
                                         perAddress: capacity.perAddress,
                                         refusal: { $0 == .full ? full : fromAddress }) { connection in
             guard counts.admitAPI() else {
@@ -83,8 +90,12 @@ public final class HTTPServer: Sendable {
     public var apiConnectionCount: Int { counts.snapshot.api }
     /// Upgraded connections (WebSockets) open now.
     public var upgradedConnectionCount: Int { counts.snapshot.upgraded }
-    /// Connections answered 503 because `maxAPIConnections` were open.
+    /// Connections answered 503 because `maxAPIConnections` were open, every one of
+    /// them being answered.
     public var refusedAPIConnectionCount: Int { counts.snapshot.refusedAPI }
+    /// Connections closed to make room for a newcomer at `maxAPIConnections`: the one
+    /// that had waited longest for its client each time.
+    public var evictedConnectionCount: Int { counts.snapshot.evicted }
     /// Upgrade requests answered 503 because `maxUpgradedConnections` were open.
     public var refusedUpgradeCount: Int { counts.snapshot.refusedUpgrades }
 
@@ -105,13 +116,30 @@ public final class HTTPServer: Sendable {
     }
 }
 
-/// The server's open connections by kind, against its `Capacity`. Any thread.
+/// The server's open connections by kind, against its `Capacity`, and the plain ones
+/// waiting for their client, which a newcomer may take the place of. Any thread.
 final class HTTPConnectionCounts: Sendable {
     struct Counts {
         var api = 0
         var upgraded = 0
         var refusedAPI = 0
         var refusedUpgrades = 0
+        var evicted = 0
+        /// Plain connections with no request being answered, by token.
+        fileprivate var waiting: [UInt64: Waiting] = [:]
+        fileprivate var nextToken: UInt64 = 0
+    }
+
+    fileprivate struct Waiting {
+        /// When the connection began waiting for its client (µs, monotonic).
+        let since: UInt64
+        let evict: @Sendable () -> Void
+    }
+
+    private enum Admission {
+        case admitted
+        case evicting(@Sendable () -> Void)
+        case refused
     }
 
     private let maxAPI: Int
@@ -125,16 +153,48 @@ final class HTTPConnectionCounts: Sendable {
 
     var snapshot: Counts { counts.withLock { $0 } }
 
-    /// Counts a new plain connection; false (counted as refused) at the cap.
+    /// Counts a new plain connection. At the cap, the connection that has waited
+    /// longest for its client (a slow or silent one, or an idle keep-alive) is closed
+    /// to make room, as nginx reuses idle keep-alive connections; only when every
+    /// connection is being answered is the newcomer refused (false, counted).
     func admitAPI() -> Bool {
-        counts.withLock { counts in
-            guard counts.api < maxAPI else {
-                counts.refusedAPI += 1
-                return false
+        let admission: Admission = counts.withLock { counts in
+            if counts.api < maxAPI {
+                counts.api += 1
+                return .admitted
             }
+            guard let oldest = counts.waiting.min(by: { $0.value.since < $1.value.since }) else {
+                counts.refusedAPI += 1
+                return .refused
+            }
+            // The victim's slot passes to the newcomer: counted twice until it closes.
+            counts.waiting[oldest.key] = nil
+            counts.evicted += 1
             counts.api += 1
-            return true
+            return .evicting(oldest.value.evict)
         }
+        switch admission {
+        case .admitted: return true
+        case .evicting(let evict):
+            evict()
+            return true
+        case .refused: return false
+        }
+    }
+
+    /// A plain connection waits for its client from `since`; `evict` (called from any
+    /// thread) closes it when a newcomer needs the slot. Returns the token to end it.
+    func startWaiting(since: UInt64, evict: @escaping @Sendable () -> Void) -> UInt64 {
+        counts.withLock { counts in
+            counts.nextToken += 1
+            counts.waiting[counts.nextToken] = Waiting(since: since, evict: evict)
+            return counts.nextToken
+        }
+    }
+
+    /// The connection is being answered (or gone): no longer one to evict.
+    func stopWaiting(_ token: UInt64) {
+        _ = counts.withLock { $0.waiting.removeValue(forKey: token) }
     }
 
     func apiClosed() {

@@ -16,6 +16,9 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
     private let requestTimeout: Duration?
     private var requestStartedAt: UInt64?
     private var requestTimer: TimerHandle?
+    /// Set while the connection waits for its client (no request being answered): a
+    /// newcomer at the connection cap may then take its place.
+    private var waitToken: UInt64?
 
     init(router: HTTPRouter, limits: HTTPRequestParser.Limits, counts: HTTPConnectionCounts, requestTimeout: Duration?) {
         self.router = router
@@ -30,6 +33,7 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
     func start(_ connection: TCPConnection) {
         requestStartedAt = connection.loop.now
         armRequestTimer(connection)
+        startWaiting(connection)
     }
 
     func onRead(_ connection: TCPConnection, _ bytes: UnsafeRawBufferPointer) {
@@ -51,6 +55,7 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
     func onClose(_ connection: TCPConnection, _ error: NetError?) {
         requestTimer?.cancel()
         requestTimer = nil
+        stopWaiting()
         counts.apiClosed()
     }
 
@@ -75,6 +80,11 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
             requestStartedAt = connection.loop.now
             armRequestTimer(connection)
         }
+        if awaitingReply || connection.state != .open {
+            stopWaiting()
+        } else {
+            startWaiting(connection)
+        }
     }
 
     /// Answers `status` with `reason` and closes: the stream can no longer be trusted to
@@ -88,6 +98,8 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
     }
 
     private func dispatch(_ request: HTTPRequest, _ connection: TCPConnection) {
+        // Being answered: not a connection to evict; it waits again (from now) after.
+        stopWaiting()
         var request = request
         switch router.match(method: request.method, path: request.path) {
         case .notFound:
@@ -120,6 +132,7 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
         requestTimer?.cancel()
         requestTimer = nil
         requestStartedAt = nil
+        stopWaiting()
         let counts = self.counts
         let previous = connection.onClosed
         connection.onClosed = {
@@ -155,6 +168,35 @@ final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
         let keepAlive = request.keepAlive && !response.headers.tokens("Connection").contains("close")
         connection.write(response.encoded(keepAlive: keepAlive, headOnly: request.method == "HEAD"))
         if !keepAlive { connection.close() }
+    }
+
+    // MARK: eviction at the connection cap
+
+    private func startWaiting(_ connection: TCPConnection) {
+        guard waitToken == nil, connection.state == .open, connection.handler === self else { return }
+        waitToken = counts.startWaiting(since: connection.loop.now) { [self] in
+            // Not droppable: the newcomer already holds this connection's slot.
+            _ = connection.loop.submit(bounded: false) { self.evicted(connection) }
+        }
+    }
+
+    private func stopWaiting() {
+        guard let waitToken else { return }
+        counts.stopWaiting(waitToken)
+        self.waitToken = nil
+    }
+
+    /// A newcomer took this connection's slot: a client inside a request is told (408),
+    /// an idle keep-alive connection just closes (RFC 9112 §9.6 allows it).
+    private func evicted(_ connection: TCPConnection) {
+        waitToken = nil
+        guard connection.state == .open, connection.handler === self else { return }
+        if parser.isInsideRequest || requestStartedAt != nil {
+            Log.info("http \(connection.peerAddress): closed to make room for a new connection")
+            refuse(.requestTimeout, "no whole request before the server needed this connection", connection)
+        } else {
+            connection.close()
+        }
     }
 
     // MARK: request deadline

@@ -101,7 +101,7 @@ struct HTTPServerLimitTests {
         #expect(next.text == "ok\n")
     }
 
-    @Test("API connections beyond their cap get a 503; upgraded connections count against their own cap")
+    @Test("upgraded connections count against their own cap, not the API's; beyond it an upgrade gets a 503")
     func separateCaps() throws {
         let capacity = HTTPServer.Capacity(maxAPIConnections: 2, maxUpgradedConnections: 2, perAddress: .unlimited)
         let (group, server) = try Self.startServer(capacity, loops: 2, name: "caps")
@@ -121,20 +121,14 @@ struct HTTPServerLimitTests {
         }
         #expect(server.apiConnectionCount == 2)
 
-        let third = try RawSocketClient(port: server.localPort)
-        let refused = try third.receiveResponse()
-        #expect(refused.status == 503)
-        #expect(refused.text == "too many connections\n")
-        #expect(try third.readsEndOfStream())
-        #expect(server.refusedAPIConnectionCount == 1)
-
         // An API connection that upgrades moves to the other cap and frees its API slot.
         try first.send(upgrade)
         #expect(try first.receiveResponse().status == 101)
         #expect(eventually { server.upgradedConnectionCount == 2 && server.apiConnectionCount == 1 })
-        let fourth = try RawSocketClient(port: server.localPort)
-        try fourth.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
-        #expect(try fourth.receiveResponse().status == 200)
+        let third = try RawSocketClient(port: server.localPort)
+        try third.send("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        #expect(try third.receiveResponse().status == 200)
+        #expect(server.evictedConnectionCount == 0)
 
         // A third upgrade does not fit its cap; the connection is answered and closed.
         try second.send(upgrade)
@@ -147,9 +141,55 @@ struct HTTPServerLimitTests {
         // Closing a WebSocket frees its slot.
         Glibc.shutdown(socket.fd, Int32(SHUT_RDWR))
         #expect(eventually { server.upgradedConnectionCount == 1 })
-        try fourth.send(upgrade)
-        #expect(try fourth.receiveResponse().status == 101)
+        try third.send(upgrade)
+        #expect(try third.receiveResponse().status == 101)
         #expect(eventually { server.upgradedConnectionCount == 2 && server.apiConnectionCount == 0 })
+    }
+
+    @Test("at the API cap a newcomer takes the place of the connection waiting longest for its client; 503 only when all are being answered")
+    func newcomerEvictsTheLongestWaiting() throws {
+        var router = HTTPServerTests.makeRouter()
+        router.get("/hold") { _ in .deferred { _ in } }  // answered never: the connection stays busy
+        let capacity = HTTPServer.Capacity(maxAPIConnections: 2, perAddress: .unlimited)
+        let (group, server) = try Self.startServer(capacity, loops: 2, name: "evict", router: router)
+        defer { group.shutdown() }
+        let get = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n"
+
+        // A slowloris (inside its first request since the accept), then an idle keep-alive.
+        let slow = try RawSocketClient(port: server.localPort)
+        try slow.send("GET /healthz HTTP/1.1\r\n")
+        usleep(50_000)
+        let idle = try RawSocketClient(port: server.localPort)
+        try idle.send(get)
+        #expect(try idle.receiveResponse().status == 200)
+        #expect(eventually { server.apiConnectionCount == 2 })
+
+        // A newcomer is served; the slowloris, waiting longest, was told and closed.
+        let newcomer = try RawSocketClient(port: server.localPort)
+        try newcomer.send(get)
+        #expect(try newcomer.receiveResponse().status == 200)
+        let told = try slow.receiveResponse()
+        #expect(told.status == 408)
+        #expect(told.text == "no whole request before the server needed this connection\n")
+        #expect(try slow.readsEndOfStream())
+
+        // The next one takes the idle keep-alive's place, which just closes.
+        let next = try RawSocketClient(port: server.localPort)
+        try next.send(get)
+        #expect(try next.receiveResponse().status == 200)
+        #expect(try idle.receive() == [])
+        #expect(server.evictedConnectionCount == 2)
+
+        // Both slots now busy answering: no one to evict, the newcomer gets a 503.
+        try newcomer.send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n")
+        try next.send("GET /hold HTTP/1.1\r\nHost: t\r\n\r\n")
+        usleep(100_000)
+        let refused = try RawSocketClient(port: server.localPort)
+        let answer = try refused.receiveResponse()
+        #expect(answer.status == 503)
+        #expect(answer.text == "too many connections\n")
+        #expect(server.refusedAPIConnectionCount == 1)
+        #expect(eventually { server.apiConnectionCount == 2 })
     }
 
     @Test("a client over the per-address limit is told so with a 503 before the close")
