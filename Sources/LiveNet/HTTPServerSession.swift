@@ -5,7 +5,8 @@ import LiveCore
 /// runs in a task on that loop).
 final class HTTPServerSession: TCPConnectionHandler, @unchecked Sendable {
     // @unchecked: confined to the loop thread, as said above; the deferred responder
-    // captures it only to hop back onto that loop.
+    // and the eviction closure (called by another connection's accept) capture it
+    // only to hop back onto that loop.
     private let router: HTTPRouter
     private let counts: HTTPConnectionCounts
     private var parser: HTTPRequestParser
