@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 
 /// Levels as the seed's ARLogLevel: none=0, info=1, warning=2, error=3.
 public enum LogLevel: Int, Comparable, Sendable {
@@ -7,19 +8,139 @@ public enum LogLevel: Int, Comparable, Sendable {
 }
 
 /// Diagnostics to stderr (stdout belongs to data: JSON stats, y4m frames).
+///
+/// Logging never blocks the caller on stderr (an event loop must not stall because
+/// nobody reads its pipe): lines go to a bounded queue that one writer thread drains;
+/// when `queueCapacity` lines are waiting, new ones are dropped and counted, and the
+/// writer reports the count with the next lines it writes. Lines still queued are
+/// written on `exit` (the first log line registers a `flush` with atexit); call
+/// `flush()` before anything that ends the process otherwise.
 public enum Log {
     nonisolated(unsafe) public static var threshold: LogLevel = .warning
-    private static let lock = NSLock()
+    /// Lines waiting for the writer beyond this are dropped (and counted).
+    public static let queueCapacity = 4096
+
+    static let writer = LogWriter(fd: 2, capacity: queueCapacity, registersExitFlush: true)
 
     public static func info(_ message: @autoclosure () -> String) { write(.info, message()) }
     public static func warning(_ message: @autoclosure () -> String) { write(.warning, message()) }
     public static func error(_ message: @autoclosure () -> String) { write(.error, message()) }
 
+    /// Waits until every line logged so far is on stderr, or `timeout` passed (a stderr
+    /// nobody reads must not hang the exit either). Any thread.
+    public static func flush(timeout: Duration = .seconds(2)) {
+        writer.flush(timeout: timeout)
+    }
+
+    /// Lines dropped since the process started because the queue was full.
+    public static var droppedLineCount: Int { writer.droppedCount }
+
     private static func write(_ level: LogLevel, _ message: String) {
         guard threshold != .none, level >= threshold else { return }
         let tag = level == .error ? "error" : level == .warning ? "warning" : "info"
-        lock.lock()
-        FileHandle.standardError.write(Data("liveline \(tag): \(message)\n".utf8))
-        lock.unlock()
+        writer.enqueue("liveline \(tag): \(message)\n")
+    }
+}
+
+/// A bounded queue of text and the one thread that writes it to `fd`. Any thread may
+/// enqueue; enqueueing only takes a lock and never waits for the descriptor.
+final class LogWriter: @unchecked Sendable {
+    // @unchecked: every mutable field is touched only while holding `condition`.
+    private let fd: Int32
+    private let capacity: Int
+    private let registersExitFlush: Bool
+    private let condition = NSCondition()
+    private var lines: [String] = []
+    /// Dropped since the writer last reported.
+    private var unreported = 0
+    private var dropped = 0
+    private var writing = false
+    private var started = false
+
+    init(fd: Int32, capacity: Int, registersExitFlush: Bool = false) {
+        precondition(capacity > 0, "a log queue needs room for a line")
+        self.fd = fd
+        self.capacity = capacity
+        self.registersExitFlush = registersExitFlush
+    }
+
+    var droppedCount: Int {
+        condition.lock()
+        defer { condition.unlock() }
+        return dropped
+    }
+
+    /// Queues `line` (newline included), or drops and counts it when the queue is full.
+    func enqueue(_ line: String) {
+        condition.lock()
+        defer { condition.unlock() }
+        if !started { startLocked() }
+        guard lines.count < capacity else {
+            dropped += 1
+            unreported += 1
+            return
+        }
+        lines.append(line)
+        condition.broadcast()
+    }
+
+    /// Waits until the queue is empty and written, at most `timeout`.
+    func flush(timeout: Duration) {
+        let (seconds, attoseconds) = timeout.components
+        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
+        condition.lock()
+        defer { condition.unlock() }
+        while started, !lines.isEmpty || unreported > 0 || writing {
+            if !condition.wait(until: deadline) { return }
+        }
+    }
+
+    private func startLocked() {
+        started = true
+        let thread = Thread { [self] in run() }
+        thread.name = "liveline-log"
+        thread.start()
+        if registersExitFlush {
+            atexit { Log.flush() }
+        }
+    }
+
+    private func run() {
+        condition.lock()
+        while true {
+            while lines.isEmpty, unreported == 0 { condition.wait() }
+            var text = lines.joined()
+            lines.removeAll(keepingCapacity: true)
+            if unreported > 0 {
+                // The dropped lines came after the ones just taken.
+                text += "liveline warning: \(unreported) log line(s) dropped (the log queue was full)\n"
+                unreported = 0
+            }
+            writing = true
+            condition.unlock()
+            writeAll(text)
+            condition.lock()
+            writing = false
+            condition.broadcast()
+        }
+    }
+
+    private func writeAll(_ text: String) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if written > 0 {
+                offset += written
+            } else if written < 0, errno == EINTR {
+                continue
+            } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                usleep(1000)  // a non-blocking stderr: this thread may wait, nobody else does
+            } else {
+                return  // closed or broken: nothing more can be said there
+            }
+        }
     }
 }

@@ -18,6 +18,10 @@ import LiveCore
 ///
 /// Other threads touch the loop only through `execute(_:)`, `schedule(after:_:)` and
 /// `shutdown()`; everything else (connections, listeners) is confined to the loop thread.
+///
+/// The task queue is bounded (`maxPendingTasks`): beyond it `execute` refuses the task,
+/// returns false and counts it in `droppedTaskCount` (logged at most once a second), so
+/// a thread producing faster than the loop runs cannot grow memory without end.
 public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: the fields under "loop thread" are read and written only on the loop
     // thread; the fields under "guarded by lock" only while holding `lock`.
@@ -26,6 +30,8 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     /// The thread name ("liveline-loop-0"), also used in log lines.
     public let name: String
+    /// Tasks waiting to run beyond this are refused by `execute` (which returns false).
+    public let maxPendingTasks: Int
 
     private let epollFD: Int32
     private let wakeFD: Int32
@@ -38,6 +44,9 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var loopThread: pthread_t?
     private var joinableThread: pthread_t?
     private var resourcesClosed = false
+    private var dropped = 0
+    private var droppedAtLastReport = 0
+    private var lastDropReport: UInt64 = 0
 
     /// Signalled when the loop has finished (sources closed, thread about to exit).
     private let finished = NSCondition()
@@ -61,9 +70,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private let events: UnsafeMutableRawPointer
     private static let eventCapacity = 256
 
+    /// The default cap of the task queue: far above what a loop serving thousands of
+    /// connections has pending, far below what would exhaust memory.
+    public static let defaultMaxPendingTasks = 65536
+
     /// Creates the epoll set and the wake eventfd. Call `start()` or `run()` next.
-    public init(name: String = "liveline-loop", readBufferSize: Int = 64 * 1024) throws(NetError) {
+    public init(name: String = "liveline-loop", readBufferSize: Int = 64 * 1024,
+                maxPendingTasks: Int = EventLoop.defaultMaxPendingTasks) throws(NetError) {
+        precondition(maxPendingTasks > 0, "an event loop needs room for at least one task")
         self.name = name
+        self.maxPendingTasks = maxPendingTasks
         epollFD = try Syscall.epollCreate()
         do {
             wakeFD = try Syscall.eventFD()
@@ -188,22 +204,74 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // MARK: tasks and timers
 
     /// Runs `task` on the loop thread, in the order tasks were submitted; the way other
-    /// threads reach connections and other loop state. Returns false (and drops the
-    /// task) when the loop has already shut down. Called from any thread.
+    /// threads reach connections and other loop state. Returns false and drops the task
+    /// when the loop has already shut down or `maxPendingTasks` tasks are waiting (then
+    /// counted in `droppedTaskCount`): a caller that must not lose the task handles
+    /// false. Called from any thread.
     @discardableResult
     public func execute(_ task: @escaping @Sendable () -> Void) -> Bool {
+        submit(bounded: true, task)
+    }
+
+    /// Tasks refused by `execute` because the queue was full.
+    public var droppedTaskCount: Int {
         lock.lock()
         defer { lock.unlock() }
-        guard state != .stopped else { return false }
+        return dropped
+    }
+
+    /// Why `execute` refuses tasks now: the loop has finished, or its queue is full.
+    var refusal: NetError {
+        lock.lock()
+        defer { lock.unlock() }
+        return state == .stopped ? .loopShutdown : .loopBusy
+    }
+
+    /// Tasks waiting to run.
+    public var pendingTaskCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return tasks.count
+    }
+
+    /// `bounded: false` is for the loop's own bookkeeping (closing a listener), which
+    /// must not be lost to a full queue and is never submitted in bulk.
+    func submit(bounded: Bool, _ task: @escaping @Sendable () -> Void) -> Bool {
+        lock.lock()
+        guard state != .stopped else {
+            lock.unlock()
+            return false
+        }
+        if bounded, tasks.count >= maxPendingTasks {
+            dropped += 1
+            let report = dropReportLocked()
+            lock.unlock()
+            if let report { Log.warning(report) }
+            return false
+        }
         tasks.append(task)
         // The loop thread checks for tasks before it waits, so only other threads need
         // to wake it, and only once until the loop has picked the tasks up.
         if !isLoopThreadLocked() { wakeLocked() }
+        lock.unlock()
         return true
     }
 
+    /// A warning about dropped tasks, at most one a second (a flood of refusals must not
+    /// turn into a flood of log lines).
+    private func dropReportLocked() -> String? {
+        let current = Clock.monotonicMicros()
+        guard lastDropReport == 0 || current >= lastDropReport + 1_000_000 else { return nil }
+        lastDropReport = current
+        let fresh = dropped - droppedAtLastReport
+        droppedAtLastReport = dropped
+        return "\(name): task queue full (\(maxPendingTasks) waiting); dropped \(fresh) task(s), \(dropped) in all"
+    }
+
     /// Runs `task` on the loop thread once `delay` has passed. Timers due at the same
-    /// time fire in the order they were scheduled. Called from any thread.
+    /// time fire in the order they were scheduled. Called from any thread; from another
+    /// thread the timer travels through the task queue, and when that is full it is
+    /// dropped like any refused task (counted in `droppedTaskCount`) and never fires.
     @discardableResult
     public func schedule(after delay: Duration, _ task: @escaping @Sendable () -> Void) -> TimerHandle {
         schedule(afterMicros: Self.micros(delay), task)

@@ -8,13 +8,15 @@ public final class EventLoopGroup: @unchecked Sendable {
     private let lock = NSLock()
     private var cursor = 0
 
-    /// Creates `count` loops named "\(name)-0", "\(name)-1"... and starts their threads.
-    public init(count: Int, name: String = "liveline-loop") throws(NetError) {
+    /// Creates `count` loops named "\(name)-0", "\(name)-1"... and starts their threads;
+    /// each queues at most `maxPendingTasks` tasks (see `EventLoop.execute`).
+    public init(count: Int, name: String = "liveline-loop",
+                maxPendingTasks: Int = EventLoop.defaultMaxPendingTasks) throws(NetError) {
         precondition(count > 0, "an event loop group needs at least one loop")
         var loops: [EventLoop] = []
         for index in 0..<count {
             do {
-                loops.append(try EventLoop(name: "\(name)-\(index)"))
+                loops.append(try EventLoop(name: "\(name)-\(index)", maxPendingTasks: maxPendingTasks))
             } catch {
                 for loop in loops { loop.shutdown() }
                 throw error

@@ -3,7 +3,18 @@
 /// socket delivered with `append`, then call `next()` until it says `.needMoreData`.
 /// Pipelined requests come out one by one. Request bodies need Content-Length; chunked
 /// request bodies are answered 501 (nothing LiveLine serves takes one).
+///
+/// A body is buffered only when `bodyPolicy` lets the request have it: the server asks
+/// its router, so a body sent to a route that takes none is refused (413, 404, 405) as
+/// soon as the head is read, and no byte of it is kept. Once the parser has failed it
+/// keeps nothing more, so a connection holds at most one head (`maxHeadBytes`) plus the
+/// body its route allows, plus whatever arrived in the same read.
 public struct HTTPRequestParser: Sendable {
+    /// Decides whether a request may carry the `length` bytes of body its head
+    /// announced (called only when `length` > 0): nil to read them, or the error to
+    /// answer at once.
+    public typealias BodyPolicy = @Sendable (_ request: HTTPRequest, _ length: Int) -> Error?
+
     /// Size limits, each answered with its own status.
     public struct Limits: Sendable {
         /// Request line plus header fields (431 beyond, 414 when the request line alone is).
@@ -24,10 +35,13 @@ public struct HTTPRequestParser: Sendable {
     public struct Error: Swift.Error, Equatable, Sendable, CustomStringConvertible {
         public let status: HTTPStatus
         public let reason: String
+        /// Header fields the answer needs ("Allow" with a 405).
+        public let headers: HTTPHeaders
 
-        public init(_ status: HTTPStatus, _ reason: String) {
+        public init(_ status: HTTPStatus, _ reason: String, headers: HTTPHeaders = HTTPHeaders()) {
             self.status = status
             self.reason = reason
+            self.headers = headers
         }
 
         public var description: String { "HTTP \(status): \(reason)" }
@@ -39,37 +53,58 @@ public struct HTTPRequestParser: Sendable {
     }
 
     public let limits: Limits
+    private let bodyPolicy: BodyPolicy?
     private var buffer: [UInt8] = []
-    /// Where the search for the blank line resumes, so bytes arriving one at a time do
-    /// not rescan the whole head.
+    /// Where the unparsed bytes start: requests are consumed by moving this forward and
+    /// the buffer is compacted only once the consumed part is large, so a segment of
+    /// thousands of pipelined requests costs linear, not quadratic, copying.
+    private var consumed = 0
+    /// Where the search for the blank line resumes (an index into `buffer`), so bytes
+    /// arriving one at a time do not rescan the whole head.
     private var scanned = 0
+    /// Empty lines skipped before the request line (RFC 9112 §2.2), counted against
+    /// `maxHeadBytes` so a client cannot hold a connection sending only line ends.
+    private var skippedEmptyBytes = 0
+    /// Bytes moved forward by compaction so far (tests check it stays linear).
+    private(set) var bytesMoved = 0
     /// A parsed head waiting for `bodyLength` bytes of body.
     private var pending: (request: HTTPRequest, bodyLength: Int)?
     private var failure: Error?
 
-    public init(limits: Limits = Limits()) {
+    /// `bodyPolicy` nil: any body up to `limits.maxBodyBytes` is read.
+    public init(limits: Limits = Limits(), bodyPolicy: BodyPolicy? = nil) {
         self.limits = limits
+        self.bodyPolicy = bodyPolicy
     }
 
     /// Bytes received and not yet returned as part of a request.
-    public var bufferedByteCount: Int { buffer.count }
+    public var bufferedByteCount: Int { buffer.count - consumed }
 
+    /// True while part of a request (a head, or a body, or empty lines before it) has
+    /// arrived and the rest has not.
+    public var isInsideRequest: Bool {
+        failure == nil && (pending != nil || bufferedByteCount > 0 || skippedEmptyBytes > 0)
+    }
+
+    /// Keeps `bytes` for decoding; after a failure they are dropped (the connection is
+    /// being answered and closed).
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
+        guard failure == nil else { return }
+        compact()
         buffer.append(contentsOf: bytes)
     }
 
     public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        guard failure == nil else { return }
+        compact()
         buffer.append(contentsOf: bytes)
     }
 
     /// Hands over what is buffered past the last request (the first bytes of another
     /// protocol after an upgrade) and empties the buffer.
     public mutating func takeBufferedBytes() -> [UInt8] {
-        defer {
-            buffer.removeAll()
-            scanned = 0
-        }
-        return buffer
+        defer { reset() }
+        return Array(buffer[consumed...])
     }
 
     /// The next complete request, or `.needMoreData`. Once it has thrown, it throws the
@@ -80,41 +115,66 @@ public struct HTTPRequestParser: Sendable {
             return try decode()
         } catch {
             failure = error
+            reset()
             throw error
         }
     }
 
+    private mutating func reset() {
+        buffer = []
+        consumed = 0
+        scanned = 0
+        skippedEmptyBytes = 0
+        pending = nil
+    }
+
+    private mutating func compact() {
+        if consumed == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+        } else if consumed >= 4096, consumed * 2 >= buffer.count {
+            bytesMoved += buffer.count - consumed
+            buffer.removeFirst(consumed)
+        } else {
+            return
+        }
+        scanned -= consumed
+        consumed = 0
+    }
+
     private mutating func decode() throws(Error) -> Decoded {
         if pending == nil {
-            skipLeadingEmptyLines()
+            try skipLeadingEmptyLines()
             guard let (headEnd, bodyStart) = findEndOfHead() else {
-                if buffer.count > limits.maxHeadBytes {
-                    throw buffer.contains(0x0A)
+                if bufferedByteCount + skippedEmptyBytes > limits.maxHeadBytes {
+                    throw buffer[consumed...].contains(lf)
                         ? Error(.headerFieldsTooLarge, "request head over \(limits.maxHeadBytes) bytes")
                         : Error(.uriTooLong, "request line over \(limits.maxHeadBytes) bytes")
                 }
                 return .needMoreData
             }
-            if headEnd > limits.maxHeadBytes {
+            if headEnd - consumed + skippedEmptyBytes > limits.maxHeadBytes {
                 throw Error(.headerFieldsTooLarge, "request head over \(limits.maxHeadBytes) bytes")
             }
-            let head = try parseHead(buffer[0..<headEnd])
-            buffer.removeFirst(bodyStart)
-            scanned = 0
+            let head = try parseHead(buffer[consumed..<headEnd])
+            if head.1 > 0, let refusal = bodyPolicy?(head.0, head.1) { throw refusal }
+            consumed = bodyStart
+            scanned = bodyStart
             pending = head
         }
-        guard let (request, bodyLength) = pending, buffer.count >= bodyLength else { return .needMoreData }
+        guard let (request, bodyLength) = pending, bufferedByteCount >= bodyLength else { return .needMoreData }
         var complete = request
-        complete.body = Array(buffer[0..<bodyLength])
-        buffer.removeFirst(bodyLength)
+        complete.body = Array(buffer[consumed..<(consumed + bodyLength)])
+        consumed += bodyLength
+        scanned = consumed
+        skippedEmptyBytes = 0
         pending = nil
         return .request(complete)
     }
 
     /// RFC 9112 §2.2: a server should ignore empty lines before a request line (some
-    /// clients send an extra CRLF after a body).
-    private mutating func skipLeadingEmptyLines() {
-        var start = 0
+    /// clients send an extra CRLF after a body); they count against `maxHeadBytes`.
+    private mutating func skipLeadingEmptyLines() throws(Error) {
+        var start = consumed
         while start < buffer.count {
             if buffer[start] == lf {
                 start += 1
@@ -124,14 +184,18 @@ public struct HTTPRequestParser: Sendable {
                 break
             }
         }
-        if start > 0 {
-            buffer.removeFirst(start)
-            scanned = 0
+        guard start > consumed else { return }
+        skippedEmptyBytes += start - consumed
+        consumed = start
+        scanned = max(scanned, consumed)
+        if skippedEmptyBytes > limits.maxHeadBytes {
+            throw Error(.badRequest, "over \(limits.maxHeadBytes) bytes of empty lines before a request")
         }
     }
 
     /// Finds the blank line ending the head: returns where the head's last line ends
-    /// and where the body starts. Accepts CRLF and bare LF line ends.
+    /// and where the body starts (indices into `buffer`). Accepts CRLF and bare LF
+    /// line ends.
     private mutating func findEndOfHead() -> (headEnd: Int, bodyStart: Int)? {
         var index = scanned
         while index < buffer.count {

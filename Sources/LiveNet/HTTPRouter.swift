@@ -3,6 +3,10 @@
 /// `*` that matches the rest of the path (captured as "*"). Routes are tried in the
 /// order they were added; HEAD falls back to the GET route. A path that matches only
 /// under other methods gives 405 with those methods in Allow.
+///
+/// A route takes no request body unless added with a `maxBodyBytes`: the server answers
+/// a body it would not take (413, or 404/405 when no route takes the request at all) as
+/// soon as the head is read, without buffering any of it.
 public struct HTTPRouter: Sendable {
     /// Runs on the loop thread of the connection that received the request.
     public typealias Handler = @Sendable (HTTPRequest) -> HTTPReply
@@ -22,6 +26,7 @@ public struct HTTPRouter: Sendable {
     private struct Route: Sendable {
         let method: String
         let segments: [Segment]
+        let maxBodyBytes: Int
         let handler: Handler
     }
 
@@ -29,8 +34,11 @@ public struct HTTPRouter: Sendable {
 
     public init() {}
 
-    /// Adds a route for `method` ("GET", "POST"...) and `pattern`.
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping Handler) {
+    /// Adds a route for `method` ("GET", "POST"...) and `pattern`; its requests may
+    /// carry a body of up to `maxBodyBytes` (0: none; the parser's `maxBodyBytes` caps
+    /// every route).
+    public mutating func add(_ method: String, _ pattern: String, maxBodyBytes: Int = 0, _ handler: @escaping Handler) {
+        precondition(maxBodyBytes >= 0, "a body limit cannot be negative")
         let parts = pattern.split(separator: "/").map(String.init)
         let segments: [Segment] = parts.enumerated().map { index, part in
             if part == "*" {
@@ -42,27 +50,55 @@ public struct HTTPRouter: Sendable {
             }
             return .literal(part)
         }
-        routes.append(Route(method: method, segments: segments, handler: handler))
+        routes.append(Route(method: method, segments: segments, maxBodyBytes: maxBodyBytes, handler: handler))
     }
 
     public mutating func get(_ pattern: String, _ handler: @escaping Handler) { add("GET", pattern, handler) }
-    public mutating func post(_ pattern: String, _ handler: @escaping Handler) { add("POST", pattern, handler) }
-    public mutating func put(_ pattern: String, _ handler: @escaping Handler) { add("PUT", pattern, handler) }
+    public mutating func post(_ pattern: String, maxBodyBytes: Int = 0, _ handler: @escaping Handler) {
+        add("POST", pattern, maxBodyBytes: maxBodyBytes, handler)
+    }
+    public mutating func put(_ pattern: String, maxBodyBytes: Int = 0, _ handler: @escaping Handler) {
+        add("PUT", pattern, maxBodyBytes: maxBodyBytes, handler)
+    }
     public mutating func delete(_ pattern: String, _ handler: @escaping Handler) { add("DELETE", pattern, handler) }
 
     /// Finds the route for `method` and a decoded `path`.
     public func match(method: String, path: String) -> Match {
+        lookup(method: method, path: path).match
+    }
+
+    /// Whether a request whose head announced `length` bytes of body may send them:
+    /// nil when its route takes that much, else the error to answer before reading any
+    /// (413 over the route's limit, 404 / 405 with Allow when no route takes it).
+    public func bodyRefusal(method: String, path: String, length: Int) -> HTTPRequestParser.Error? {
+        let (match, maxBodyBytes) = lookup(method: method, path: path)
+        switch match {
+        case .found:
+            guard length > maxBodyBytes else { return nil }
+            return maxBodyBytes == 0
+                ? .init(.payloadTooLarge, "\(method) \(path) takes no request body")
+                : .init(.payloadTooLarge, "body of \(length) bytes over the \(maxBodyBytes) that \(method) \(path) takes")
+        case .notFound:
+            return .init(.notFound, "no route for \(path)")
+        case .methodNotAllowed(let allowed):
+            return .init(.methodNotAllowed, "\(method) is not allowed on \(path)",
+                         headers: ["Allow": allowed.joined(separator: ", ")])
+        }
+    }
+
+    private func lookup(method: String, path: String) -> (match: Match, maxBodyBytes: Int) {
         let parts = path.split(separator: "/").map(String.init)
         var allowed: [String] = []
         var getFallback: (Handler, [String: String])?
         for route in routes {
             guard let parameters = Self.bind(route.segments, to: parts) else { continue }
-            if route.method == method { return .found(route.handler, parameters: parameters) }
+            if route.method == method { return (.found(route.handler, parameters: parameters), route.maxBodyBytes) }
             if method == "HEAD", route.method == "GET", getFallback == nil { getFallback = (route.handler, parameters) }
             if !allowed.contains(route.method) { allowed.append(route.method) }
         }
-        if let (handler, parameters) = getFallback { return .found(handler, parameters: parameters) }
-        return allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed)
+        // HEAD never carries a body the GET route would read.
+        if let (handler, parameters) = getFallback { return (.found(handler, parameters: parameters), 0) }
+        return (allowed.isEmpty ? .notFound : .methodNotAllowed(allowed: allowed), 0)
     }
 
     private static func bind(_ segments: [Segment], to parts: [String]) -> [String: String]? {

@@ -12,6 +12,9 @@ public enum NetError: Error, Equatable, Sendable, CustomStringConvertible {
     case badAddress(String)
     /// The event loop shut down while the connection or listener was open.
     case loopShutdown
+    /// The event loop's task queue was full (`EventLoop.maxPendingTasks`), so the work
+    /// was refused rather than queued without end.
+    case loopBusy
     /// The connection is closed or closing, so the operation was refused.
     case connectionClosed
 
@@ -28,6 +31,7 @@ public enum NetError: Error, Equatable, Sendable, CustomStringConvertible {
         case .timedOut(let what): "\(what) timed out"
         case .badAddress(let what): "bad address: \(what)"
         case .loopShutdown: "the event loop shut down"
+        case .loopBusy: "the event loop's task queue is full"
         case .connectionClosed: "the connection is closed"
         }
     }

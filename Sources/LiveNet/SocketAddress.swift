@@ -57,6 +57,43 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
         return String(cString: text)
     }
 
+    /// The 4 or 16 address bytes; an IPv4-mapped IPv6 address (::ffff:a.b.c.d, what a
+    /// dual-stack socket reports for an IPv4 peer) gives its 4 IPv4 bytes.
+    var addressBytes: [UInt8] {
+        withUnsafeBytes(of: storage) { raw in
+            if family == AF_INET6 {
+                let bytes = Array(raw[8..<24])
+                let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
+                return mapped ? Array(bytes[12..<16]) : bytes
+            }
+            return Array(raw[4..<8])
+        }
+    }
+
+    /// 127.0.0.0/8 or ::1 (IPv4-mapped loopback included).
+    public var isLoopback: Bool {
+        let bytes = addressBytes
+        if bytes.count == 4 { return bytes[0] == 127 }
+        return bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1
+    }
+
+    /// The host's own default loopback address: 127.0.0.1 or ::1 (IPv4-mapped included).
+    public var isLocalHost: Bool {
+        let bytes = addressBytes
+        if bytes.count == 4 { return bytes == [127, 0, 0, 1] }
+        return isLoopback
+    }
+
+    /// Who a per-address limit counts this peer as: its IPv4 address, or the /64 network
+    /// of an IPv6 address (one host usually holds a whole /64, so counting single IPv6
+    /// addresses would limit nothing).
+    public var clientKey: String {
+        let bytes = addressBytes
+        if bytes.count == 4 { return bytes.map(String.init).joined(separator: ".") }
+        return stride(from: 0, to: 8, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
+            .joined(separator: ":") + "::/64"
+    }
+
     public var description: String {
         family == AF_INET6 ? "[\(host)]:\(port)" : "\(host):\(port)"
     }

@@ -89,6 +89,14 @@ enum Syscall {
         return try run("sendmsg") { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
     }
 
+    /// One non-blocking send (MSG_DONTWAIT, MSG_NOSIGNAL) of as much of `bytes` as the
+    /// socket takes; for a last word before a close, where nothing waits for the rest.
+    static func sendOnce(_ fd: Int32, _ bytes: [UInt8]) throws(NetError) -> IOResult<Int> {
+        try run("send") {
+            bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+        }
+    }
+
     static func shutdownWrite(_ fd: Int32) {
         _ = Glibc.shutdown(fd, Int32(SHUT_WR))
     }

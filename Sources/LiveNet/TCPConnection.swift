@@ -38,7 +38,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     /// False from the moment the queue reaches `highWatermark` until it drains to
     /// `lowWatermark`; writes are refused meanwhile.
     public private(set) var isWritable = true
-    /// Close the connection after this long without a byte moving; nil: never.
+    /// Close the connection after this long without a byte moving (received bytes
+    /// only, unless `options.idleCountsWrites`); nil: never.
     public var idleTimeout: Duration? {
         didSet { armIdleTimer(fresh: true) }
     }
@@ -85,7 +86,9 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     /// Opens a connection to `host:port` without blocking the loop. `completion` runs on
     /// `loop`'s thread with the open connection (set its handler there: reads start after
     /// it returns) or the failure, `NetError.timedOut` after `timeout`. The host is
-    /// resolved on the calling thread first (instant for numeric addresses).
+    /// resolved on the calling thread first (instant for numeric addresses). When the
+    /// loop has shut down or its task queue is full, `completion` runs at once on the
+    /// calling thread with the failure.
     public static func connect(host: String, port: UInt16, on loop: EventLoop,
                                options: TCPConnectionOptions = TCPConnectionOptions(),
                                timeout: Duration = .seconds(10),
@@ -94,7 +97,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         do {
             address = try SocketAddress.resolve(host: host, port: port)
         } catch {
-            loop.execute { completion(.failure(error)) }
+            // The loop gone or its queue full: the caller still hears, on this thread.
+            if !loop.execute({ completion(.failure(error)) }) { completion(.failure(error)) }
             return
         }
         let accepted = loop.execute {
@@ -110,7 +114,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             connection.connectCompletion = completion
             connection.start(connectingTo: address, timeout: timeout)
         }
-        if !accepted { completion(.failure(.loopShutdown)) }
+        if !accepted { completion(.failure(loop.refusal)) }
     }
 
     private func start(connectingTo address: SocketAddress, timeout: Duration) {
@@ -281,7 +285,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             // A short write means the socket buffer is full; EPOLLOUT says when it is not.
             if written < total { break }
         }
-        if progressed { lastActivity = loop.now }
+        if progressed, options.idleCountsWrites { lastActivity = loop.now }
         awaitingWritable = !queue.isEmpty
         do {
             try updateInterest()

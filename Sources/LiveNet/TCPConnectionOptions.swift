@@ -7,9 +7,14 @@ public struct TCPConnectionOptions: Sendable {
     public var highWatermark: Int
     /// `isWritable` turns true again once the queue has drained to this many bytes.
     public var lowWatermark: Int
-    /// Close a connection that moved no byte in either direction for this long
-    /// (`onClose` gets `NetError.timedOut`). nil: never.
+    /// Close a connection that moved no byte for this long (`onClose` gets
+    /// `NetError.timedOut`). nil: never. Which bytes count is `idleCountsWrites`'s.
     public var idleTimeout: Duration?
+    /// Whether bytes this side writes count as activity for `idleTimeout`. A client
+    /// keeps it true (a publisher mostly writes). A server sets it false, so only bytes
+    /// *received* keep a connection: otherwise its own keep-alive traffic (the RTMP
+    /// server's pings) would keep a silent or dead peer's slot forever.
+    public var idleCountsWrites: Bool
     /// TCP_NODELAY: send small messages (RTMP control, HTTP replies) without waiting
     /// for Nagle's algorithm.
     public var noDelay: Bool
@@ -19,11 +24,12 @@ public struct TCPConnectionOptions: Sendable {
     public var sendBufferBytes: Int?
 
     public init(highWatermark: Int = 1 << 20, lowWatermark: Int = 256 << 10,
-                idleTimeout: Duration? = nil, noDelay: Bool = true) {
+                idleTimeout: Duration? = nil, idleCountsWrites: Bool = true, noDelay: Bool = true) {
         precondition(lowWatermark <= highWatermark, "the low watermark must not exceed the high watermark")
         self.highWatermark = highWatermark
         self.lowWatermark = lowWatermark
         self.idleTimeout = idleTimeout
+        self.idleCountsWrites = idleCountsWrites
         self.noDelay = noDelay
     }
 }

@@ -3,35 +3,78 @@ import Glibc
 import LiveCore
 
 /// A listening TCP socket. It accepts on one loop of its group and hands each new
-/// connection to the next loop round-robin, where `onAccept` runs; beyond
-/// `maxConnections` open connections it accepts and closes at once (counted in
-/// `refusedCount`), so a flood cannot exhaust descriptors or memory.
+/// connection to the next loop round-robin, where `onAccept` runs. Beyond
+/// `maxConnections` open connections, or `perAddress.maxConnections` from one client
+/// address, it accepts and closes at once (counted in `refusedCount`), so a flood, or
+/// one client holding every slot, cannot exhaust descriptors or memory or lock the
+/// others out. A refused client is first sent the bytes `refusal` gives for the
+/// reason, where the protocol has a way to say it (HTTP's 503).
 public final class TCPListener: EventLoopSource, @unchecked Sendable {
     // @unchecked: `fd`, `sourceID` and `acceptPaused` are touched only on `loop`'s
     // thread; the counters only under `lock`.
 
+    /// A cap on the connections one client may hold open.
+    public struct PerAddressLimit: Sendable, Equatable {
+        /// Open connections from one IPv4 address or one IPv6 /64; 0: no limit.
+        public var maxConnections: Int
+        /// Clients on 127.0.0.1 or ::1 are not counted: tools and tests on the machine
+        /// itself, or a reverse proxy on the same host, through which every client
+        /// shares that one address. Other loopback addresses (127.0.0.2...) count like
+        /// any client, so the limit can be tried on one machine.
+        public var exemptsLoopback: Bool
+
+        public init(maxConnections: Int, exemptsLoopback: Bool = true) {
+            precondition(maxConnections >= 0, "a per-address limit cannot be negative")
+            self.maxConnections = maxConnections
+            self.exemptsLoopback = exemptsLoopback
+        }
+
+        /// No per-address limit.
+        public static let unlimited = PerAddressLimit(maxConnections: 0)
+        /// What the relay's RTMP and HTTP listeners use unless told otherwise.
+        public static let serverDefault = PerAddressLimit(maxConnections: 64)
+    }
+
+    /// Why a connection was refused at accept.
+    public enum Refusal: Sendable, Equatable {
+        /// `maxConnections` were open.
+        case full
+        /// The client's address already held `perAddress.maxConnections`.
+        case tooManyFromAddress
+    }
+
     /// The bound address; with port 0 it carries the port the kernel chose.
     public let localAddress: SocketAddress
     public let maxConnections: Int?
+    public let perAddress: PerAddressLimit
     public let options: TCPConnectionOptions
     /// The loop that accepts.
     public let loop: EventLoop
     private let group: EventLoopGroup
     private let onAccept: @Sendable (TCPConnection) -> Void
+    private let refusal: (@Sendable (Refusal) -> [UInt8])?
 
     private var fd: Int32
     private var sourceID: UInt64 = 0
     private let lock = NSLock()
     private var open = 0
     private var refused = 0
+    private var refusedFromAddress = 0
     private var accepted = 0
+    /// Open connections per client key (`SocketAddress.clientKey`), only while a
+    /// per-address limit is set; entries leave at zero.
+    private var openPerAddress: [String: Int] = [:]
 
     /// Binds `host:port` (SO_REUSEADDR; port 0 picks a free port, see `localPort`) and
     /// starts accepting. `onAccept` runs on the new connection's loop thread before any
-    /// read: set `connection.handler` there. Throws when socket, bind or listen fail.
+    /// read: set `connection.handler` there. `refusal` gives the bytes a refused client
+    /// is sent before the close (one non-blocking send; keep it small), nil: none.
+    /// Throws when socket, bind or listen fail.
     public static func bind(host: String, port: UInt16, group: EventLoopGroup,
                             options: TCPConnectionOptions = TCPConnectionOptions(),
-                            maxConnections: Int? = nil, backlog: Int32 = 511,
+                            maxConnections: Int? = nil, perAddress: PerAddressLimit = .unlimited,
+                            backlog: Int32 = 511,
+                            refusal: (@Sendable (Refusal) -> [UInt8])? = nil,
                             onAccept: @escaping @Sendable (TCPConnection) -> Void) throws(NetError) -> TCPListener {
         let address = try SocketAddress.resolve(host: host, port: port)
         let fd = try Syscall.socket(domain: address.family, type: Int32(SOCK_STREAM.rawValue))
@@ -46,9 +89,10 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
             throw error
         }
         let listener = TCPListener(fd: fd, address: bound, group: group, options: options,
-                                   maxConnections: maxConnections, onAccept: onAccept)
+                                   maxConnections: maxConnections, perAddress: perAddress,
+                                   refusal: refusal, onAccept: onAccept)
         let loop = listener.loop
-        let scheduled = loop.execute {
+        let scheduled = loop.submit(bounded: false) {
             do {
                 listener.sourceID = try loop.register(fd, events: Epoll.input, source: listener)
             } catch {
@@ -64,13 +108,16 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     }
 
     private init(fd: Int32, address: SocketAddress, group: EventLoopGroup, options: TCPConnectionOptions,
-                 maxConnections: Int?, onAccept: @escaping @Sendable (TCPConnection) -> Void) {
+                 maxConnections: Int?, perAddress: PerAddressLimit, refusal: (@Sendable (Refusal) -> [UInt8])?,
+                 onAccept: @escaping @Sendable (TCPConnection) -> Void) {
         self.fd = fd
         self.localAddress = address
         self.group = group
         self.loop = group.next()
         self.options = options
         self.maxConnections = maxConnections
+        self.perAddress = perAddress
+        self.refusal = refusal
         self.onAccept = onAccept
     }
 
@@ -82,8 +129,16 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
 
     /// Connections accepted and not yet closed.
     public var connectionCount: Int { counter { $0.open } }
-    /// Connections closed at once because `maxConnections` were open.
+    /// Connections closed at once because `maxConnections` were open or their address
+    /// held its share (those also in `refusedFromAddressCount`).
     public var refusedCount: Int { counter { $0.refused } }
+    /// Connections closed at once because their address held `perAddress.maxConnections`.
+    public var refusedFromAddressCount: Int { counter { $0.refusedFromAddress } }
+    /// Open connections from `address`'s client (its IPv4 address or IPv6 /64), as the
+    /// per-address limit counts them (0 when no limit is set or the address is exempt).
+    public func connectionCount(from address: SocketAddress) -> Int {
+        counter { $0.openPerAddress[address.clientKey] ?? 0 }
+    }
     /// Connections handed to `onAccept` so far.
     public var acceptedCount: Int { counter { $0.accepted } }
 
@@ -96,7 +151,7 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     /// Stops accepting and closes the listening socket; open connections stay open.
     /// Called from any thread.
     public func close() {
-        loop.execute { self.closeOnLoop() }
+        _ = loop.submit(bounded: false) { self.closeOnLoop() }
     }
 
     private func closeOnLoop() {
@@ -114,8 +169,15 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
         closeOnLoop()
     }
 
+    /// At most this many accepts per wake-up: a flood of connections (each cheap to
+    /// refuse, but thousands of them) must not hold the loop from the connections it
+    /// already serves; level-triggered epoll reports the rest on the next iteration.
+    static let acceptsPerWakeup = 64
+
     func handleEvents(_ events: UInt32) {
-        while fd >= 0 {
+        var budget = Self.acceptsPerWakeup
+        while fd >= 0, budget > 0 {
+            budget -= 1
             let result: IOResult<Int32>
             do {
                 result = try Syscall.accept(fd)
@@ -139,30 +201,48 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     }
 
     private func admit(_ client: Int32) {
+        let peer = try? Syscall.peerAddress(client)
+        let counted = perAddress.maxConnections > 0 && !(perAddress.exemptsLoopback && (peer?.isLocalHost ?? false))
+        let key = counted ? peer?.clientKey : nil
+        var refusedFor: Refusal?
         lock.lock()
-        let full = maxConnections.map { open >= $0 } ?? false
-        if full {
-            refused += 1
+        if let maxConnections, open >= maxConnections {
+            refusedFor = .full
+        } else if let key, openPerAddress[key, default: 0] >= perAddress.maxConnections {
+            refusedFor = .tooManyFromAddress
+            refusedFromAddress += 1
         } else {
             open += 1
+            if let key { openPerAddress[key, default: 0] += 1 }
         }
+        if refusedFor != nil { refused += 1 }
         lock.unlock()
-        if full {
-            try? Syscall.close(client)
+        if let refusedFor {
+            refuse(client, refusedFor)
             return
         }
-        let peer = (try? Syscall.peerAddress(client))?.description ?? "unknown"
+        let peerText = peer?.description ?? "unknown"
         let target = group.next()
-        let handed = target.execute { self.adopt(client, peer: peer, on: target) }
+        let handed = target.execute { self.adopt(client, peer: peerText, key: key, on: target) }
         if !handed {
-            try? Syscall.close(client)
-            connectionClosed()
+            refuse(client, .full)
+            connectionClosed(key: key)
         }
     }
 
-    private func adopt(_ client: Int32, peer: String, on target: EventLoop) {
+    /// Tells the client why (when the protocol has a way) and closes. The reply is small
+    /// and the socket fresh, so one send fits its buffer; whatever it cannot take is
+    /// dropped rather than waited for.
+    private func refuse(_ client: Int32, _ reason: Refusal) {
+        if let bytes = refusal?(reason), !bytes.isEmpty {
+            _ = try? Syscall.sendOnce(client, bytes)
+        }
+        try? Syscall.close(client)
+    }
+
+    private func adopt(_ client: Int32, peer: String, key: String?, on target: EventLoop) {
         let connection = TCPConnection(fd: client, loop: target, options: options, peerAddress: peer, state: .open)
-        connection.onClosed = { [weak self] in self?.connectionClosed() }
+        connection.onClosed = { [weak self] in self?.connectionClosed(key: key) }
         do {
             try connection.activate()
         } catch {
@@ -175,9 +255,12 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
         onAccept(connection)
     }
 
-    private func connectionClosed() {
+    private func connectionClosed(key: String?) {
         lock.lock()
         open -= 1
+        if let key, let count = openPerAddress[key] {
+            openPerAddress[key] = count > 1 ? count - 1 : nil
+        }
         lock.unlock()
     }
 

@@ -35,7 +35,8 @@ public enum WebSocketClient {
     public static func connect(url: String, on loop: EventLoop, maxMessage: Int = 1 << 20, timeout: Duration = .seconds(10),
                                completion: @escaping @Sendable (Result<WebSocketConnection, WebSocketError>) -> Void) {
         guard let (host, port, path) = parse(url: url) else {
-            loop.execute { completion(.failure(.handshake("'\(url)' is not a ws:// URL"))) }
+            let error = WebSocketError.handshake("'\(url)' is not a ws:// URL")
+            if !loop.execute({ completion(.failure(error)) }) { completion(.failure(error)) }
             return
         }
         TCPConnection.connect(host: host, port: port, on: loop, timeout: timeout) { result in

@@ -50,6 +50,12 @@ public struct WebSocketMessageAssembler: Sendable {
         if payload.isEmpty { return .close(code: nil, reason: "") }
         guard payload.count >= 2 else { throw .protocolViolation("a close frame with a 1-byte payload") }
         let code = UInt16(payload[0]) << 8 | UInt16(payload[1])
+        // §7.4: 1005, 1006 and 1015 only describe a close locally, and codes below 1000
+        // or in the unassigned 1016-2999 are not for the wire; echoing one back would
+        // send it ourselves.
+        guard (1000...1003).contains(code) || (1007...1014).contains(code) || (3000...4999).contains(code) else {
+            throw .protocolViolation("close code \(code) may not be sent")
+        }
         guard let reason = String(validating: payload[2...], as: UTF8.self) else { throw .invalidText }
         return .close(code: code, reason: reason)
     }

@@ -15,9 +15,12 @@ public final class RTMPServer: Sendable {
         public var port: UInt16
         /// Open connections beyond this are accepted and closed at once.
         public var maxConnections: Int?
+        /// Open connections from one client address beyond this are closed at once.
+        public var perAddress = TCPListener.PerAddressLimit.serverDefault
         /// C0+C1 through C2 must arrive within this.
         public var handshakeTimeout: Duration
-        /// A connection on which no byte moves, a publisher that sends no media, or a
+        /// A connection that sends nothing (pongs and acknowledgements count; the
+        /// server's own pings do not), a publisher that sends no media, or a
         /// connection that neither publishes nor plays, is closed after this.
         public var idleTimeout: Duration
         /// Ping requests keep quiet players alive and check the silence above.
@@ -134,10 +137,11 @@ public final class RTMPServer: Sendable {
                                   takeoverQuietMicros: EventLoopMicros.of(configuration.takeoverQuietInterval))
         let options = TCPConnectionOptions(highWatermark: configuration.playerHighWatermark,
                                            lowWatermark: configuration.playerLowWatermark,
-                                           idleTimeout: configuration.idleTimeout, noDelay: true)
+                                           idleTimeout: configuration.idleTimeout, idleCountsWrites: false, noDelay: true)
         let box = listenerBox
         let listener = try TCPListener.bind(host: configuration.host, port: configuration.port, group: group,
-                                            options: options, maxConnections: configuration.maxConnections)
+                                            options: options, maxConnections: configuration.maxConnections,
+                                            perAddress: configuration.perAddress)
         { [weak self] connection in
             guard let self, box.isOpen else {
                 connection.abort(nil)

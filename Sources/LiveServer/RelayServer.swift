@@ -27,6 +27,8 @@ public final class RelayServer: Sendable {
             get { rtmp.onExpiry }
             set { rtmp.onExpiry = newValue }
         }
+        /// Caps of the HTTP port: API connections, the line's WebSockets, per address.
+        public var httpCapacity = HTTPServer.Capacity()
 
         public init(rtmp: RTMPServer.Configuration = RTMPServer.Configuration(), httpHost: String = "127.0.0.1",
                     httpPort: UInt16 = 8080, loops: Int = RelayServer.defaultLoopCount) {
@@ -75,7 +77,8 @@ public final class RelayServer: Sendable {
                 }
             }
             http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                                  router: RelayHTTPAPI.router(for: rtmp, line: line))
+                                  router: RelayHTTPAPI.router(for: rtmp, line: line),
+                                  capacity: configuration.httpCapacity)
         } catch {
             line.stop()
             group.shutdown()

@@ -15,6 +15,10 @@ enum ServeCommand: Command {
           --rtmp HOST:PORT         RTMP address (default 127.0.0.1:1935; port 0 picks a free one)
           --http HOST:PORT         HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
           --max-connections N      RTMP connections beyond N are closed at once (default 4096)
+          --max-per-ip N           connections from one address (IPv6: one /64), per port, beyond N
+                                   are refused, HTTP with a 503; 127.0.0.1 and ::1 are not counted; 0: off (default 64)
+          --max-api-connections N  HTTP API connections beyond N get a 503 (default 256)
+          --max-line-connections N line WebSockets beyond N get a 503 (default 4096)
           --gop-cache-ms MS        longest GOP kept for new players, 0 for headers only (default 10000)
           --loops N                event loop threads (default: one per core)
           --max-cohosts N          co-hosts on a line besides the hoster (default 3)
@@ -62,6 +66,16 @@ enum ServeCommand: Command {
         (rtmp.host, rtmp.port) = rtmpAddress
         (configuration.httpHost, configuration.httpPort) = httpAddress
         if let cap = try arguments.int("--max-connections", in: 1...1_000_000) { rtmp.maxConnections = cap }
+        if let cap = try arguments.int("--max-per-ip", in: 0...1_000_000) {
+            rtmp.perAddress.maxConnections = cap
+            configuration.httpCapacity.perAddress.maxConnections = cap
+        }
+        if let cap = try arguments.int("--max-api-connections", in: 1...1_000_000) {
+            configuration.httpCapacity.maxAPIConnections = cap
+        }
+        if let cap = try arguments.int("--max-line-connections", in: 0...1_000_000) {
+            configuration.httpCapacity.maxUpgradedConnections = cap
+        }
         if let ms = try arguments.int("--gop-cache-ms", in: 0...600_000) { rtmp.gopCache.maxDurationMilliseconds = UInt32(ms) }
         if let loops = try arguments.int("--loops", in: 1...256) { configuration.loops = loops }
         if let cohosts = try arguments.int("--max-cohosts", in: 0...64) { configuration.line.maxCohosts = cohosts }

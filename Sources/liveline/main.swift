@@ -43,4 +43,5 @@ default:
     FileHandle.standardError.write(Data("liveline: unknown command '\(command)'\n\n\(usage)\n".utf8))
     status = 2
 }
+Log.flush()
 exit(status)

@@ -145,4 +145,59 @@ struct EventLoopTests {
         #expect(picks[0] !== picks[1] && picks[1] !== picks[2] && picks[0] !== picks[2])
         #expect(picks[3] === picks[0] && picks[4] === picks[1] && picks[5] === picks[2])
     }
+
+    @Test("the task queue is bounded: execute refuses beyond maxPendingTasks, counts it, and the queued tasks still run")
+    func boundedTaskQueue() throws {
+        // Not started yet, so nothing drains the queue while it fills.
+        let loop = try EventLoop(name: "bounded", maxPendingTasks: 100)
+        let ran = Locked(0)
+        var accepted = 0
+        for _ in 0..<150 where loop.execute({ ran.update { $0 += 1 } }) { accepted += 1 }
+        #expect(accepted == 100)
+        #expect(loop.droppedTaskCount == 50)
+        #expect(loop.pendingTaskCount == 100)
+        loop.start()
+        #expect(eventually { ran.value == 100 })
+        // Room again once the loop has run them.
+        #expect(loop.execute { ran.update { $0 += 1 } })
+        #expect(eventually { ran.value == 101 })
+        loop.shutdown()
+        #expect(loop.droppedTaskCount == 50)
+    }
+
+    @Test("a listener still closes when its loop's task queue is full")
+    func listenerCloseIsNotDropped() throws {
+        let loop = try EventLoop(name: "close-full", maxPendingTasks: 1)
+        let group = EventLoopGroup(loops: [loop])
+        let listener = try TCPListener.bind(host: "127.0.0.1", port: 0, group: group) { _ in }
+        let port = listener.localPort
+        // The listener's registration fills the one slot.
+        #expect(!loop.execute {})
+        listener.close()
+        loop.start()
+        defer { loop.shutdown() }
+        #expect(eventually { (try? RawSocketClient(port: port)) == nil })
+    }
+
+    @Test("connect on a loop whose queue is full fails at once with loopBusy instead of never answering")
+    func connectOnAFullLoop() throws {
+        let loop = try EventLoop(name: "connect-full", maxPendingTasks: 1)
+        #expect(loop.execute {})
+        let failures = Locked<[String]>([])
+        TCPConnection.connect(host: "127.0.0.1", port: 9, on: loop) { result in
+            if case .failure(let error) = result { failures.update { $0.append("\(error)") } }
+        }
+        WebSocketClient.connect(url: "http://not-a-websocket", on: loop) { result in
+            if case .failure(let error) = result { failures.update { $0.append("\(error)") } }
+        }
+        #expect(failures.value == [
+            "\(NetError.loopBusy)",
+            "\(WebSocketError.handshake("'http://not-a-websocket' is not a ws:// URL"))",
+        ])
+        loop.shutdown()
+        TCPConnection.connect(host: "127.0.0.1", port: 9, on: loop) { result in
+            if case .failure(let error) = result { failures.update { $0.append("\(error)") } }
+        }
+        #expect(failures.value.last == "\(NetError.loopShutdown)")
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import LiveNet
 
@@ -169,5 +170,99 @@ struct HTTPRequestParserTests {
             }
         }
         #expect(statuses.isSubset(of: [400, 413, 414, 431, 501, 505]))
+    }
+
+    @Test("a body the policy refuses is answered at the head and none of it is kept, however much follows")
+    func refusedBodyIsNotBuffered() throws {
+        var parser = HTTPRequestParser { request, length in
+            request.method == "POST" && length <= 16 ? nil : HTTPRequestParser.Error(.payloadTooLarge, "no body here")
+        }
+        parser.append(contentsOf: Array("PUT /x HTTP/1.1\r\nHost: t\r\nContent-Length: 1000000\r\n\r\n".utf8))
+        parser.append(contentsOf: [UInt8](repeating: 0x61, count: 1000))
+        #expect(throws: HTTPRequestParser.Error(.payloadTooLarge, "no body here")) { try parser.next() }
+        #expect(parser.bufferedByteCount == 0)
+        parser.append(contentsOf: [UInt8](repeating: 0x61, count: 100_000))
+        #expect(parser.bufferedByteCount == 0)
+        #expect(!parser.isInsideRequest)
+
+        // Allowed: the body is read; no Content-Length: the policy is not asked.
+        var allowed = HTTPRequestParser { _, _ in HTTPRequestParser.Error(.payloadTooLarge, "never") }
+        allowed.append(contentsOf: Array("GET /x HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+        guard case .request = try allowed.next() else {
+            Issue.record("a request without a body was refused")
+            return
+        }
+        var small = HTTPRequestParser { request, length in request.method == "POST" && length <= 16 ? nil : .init(.payloadTooLarge, "") }
+        small.append(contentsOf: Array("POST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc".utf8))
+        guard case .request(let request) = try small.next() else {
+            Issue.record("an allowed body was refused")
+            return
+        }
+        #expect(request.body == Array("abc".utf8))
+    }
+
+    @Test("isInsideRequest is true from a request's first byte until it is complete")
+    func insideRequest() throws {
+        var parser = HTTPRequestParser()
+        #expect(!parser.isInsideRequest)
+        parser.append(contentsOf: Array("GET / HTTP/1.1\r\nHo".utf8))
+        #expect(try parser.next() == .needMoreData)
+        #expect(parser.isInsideRequest)
+        parser.append(contentsOf: Array("st: t\r\nContent-Length: 2\r\n\r\n".utf8))
+        #expect(try parser.next() == .needMoreData)
+        #expect(parser.isInsideRequest)
+        parser.append(contentsOf: Array("ok".utf8))
+        guard case .request = try parser.next() else {
+            Issue.record("no request")
+            return
+        }
+        #expect(!parser.isInsideRequest)
+    }
+
+    @Test("thousands of pipelined requests cost copying linear in their size, not quadratic")
+    func pipelinedFlood() throws {
+        let one = Array("GET / HTTP/1.1\r\nHost: t\r\n\r\n".utf8)
+        let count = 40_000
+        let all = Array([[UInt8]](repeating: one, count: count).joined())
+        var parser = HTTPRequestParser()
+        var parsed = 0
+        // As a socket delivers them: 64 KiB reads, each parsed before the next arrives.
+        for offset in stride(from: 0, to: all.count, by: 65536) {
+            parser.append(contentsOf: all[offset..<min(offset + 65536, all.count)])
+            while case .request = try parser.next() { parsed += 1 }
+        }
+        #expect(parsed == count)
+        #expect(parser.bufferedByteCount == 0)
+        // Moving the rest of the buffer forward after each request (the old way) moves
+        // ~40 GB here; consuming by index moves at most what arrived.
+        #expect(parser.bytesMoved <= all.count)
+
+        var whole = HTTPRequestParser()
+        whole.append(contentsOf: all)
+        parsed = 0
+        while case .request = try whole.next() { parsed += 1 }
+        #expect(parsed == count)
+        #expect(whole.bytesMoved == 0)
+    }
+
+    @Test("empty lines before a request count against the head limit, so line ends alone cannot hold a connection")
+    func endlessEmptyLines() throws {
+        var parser = HTTPRequestParser(limits: .init(maxHeadBytes: 64))
+        for _ in 0..<32 {
+            parser.append(contentsOf: Array("\r\n".utf8))
+            #expect(try parser.next() == .needMoreData)
+            #expect(parser.isInsideRequest)
+        }
+        parser.append(contentsOf: Array("\r\n".utf8))
+        #expect(throws: HTTPRequestParser.Error(.badRequest, "over 64 bytes of empty lines before a request")) { try parser.next() }
+
+        // A few are fine, and forgotten once the request is complete.
+        var polite = HTTPRequestParser(limits: .init(maxHeadBytes: 64))
+        polite.append(contentsOf: Array("\r\n\nGET / HTTP/1.1\r\nHost: t\r\n\r\n".utf8))
+        guard case .request = try polite.next() else {
+            Issue.record("no request after empty lines")
+            return
+        }
+        #expect(!polite.isInsideRequest)
     }
 }

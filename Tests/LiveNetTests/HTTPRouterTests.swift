@@ -54,4 +54,20 @@ struct HTTPRouterTests {
             return
         }
     }
+
+    @Test("routes take no body unless they say how much; bodyRefusal names 413, 404 or 405 with Allow")
+    func bodyRefusals() {
+        var router = Self.router
+        router.post("/upload", maxBodyBytes: 100) { _ in .response(.text("ok")) }
+        #expect(router.bodyRefusal(method: "POST", path: "/upload", length: 100) == nil)
+        #expect(router.bodyRefusal(method: "POST", path: "/upload", length: 101)?.status == .payloadTooLarge)
+        #expect(router.bodyRefusal(method: "POST", path: "/api/live/x/members", length: 1)
+                == HTTPRequestParser.Error(.payloadTooLarge, "POST /api/live/x/members takes no request body"))
+        #expect(router.bodyRefusal(method: "GET", path: "/healthz", length: 1)?.status == .payloadTooLarge)
+        #expect(router.bodyRefusal(method: "HEAD", path: "/healthz", length: 1)?.status == .payloadTooLarge)
+        #expect(router.bodyRefusal(method: "POST", path: "/nope", length: 1)?.status == .notFound)
+        let notAllowed = router.bodyRefusal(method: "PUT", path: "/healthz", length: 1)
+        #expect(notAllowed?.status == .methodNotAllowed)
+        #expect(notAllowed?.headers["Allow"] == "GET")
+    }
 }

@@ -24,7 +24,7 @@ struct HTTPServerTests {
             }
             return .response(.json(Members(id: request.pathParameters["id"] ?? "", role: request.query("role"), members: [])))
         }
-        router.post("/echo") { request in .response(.text(request.bodyText)) }
+        router.post("/echo", maxBodyBytes: 1024) { request in .response(.text(request.bodyText)) }
         router.get("/later") { _ in
             .deferred { respond in
                 Thread {

@@ -325,6 +325,46 @@ struct TCPConnectionTests {
         }
     }
 
+    @Test("with idleCountsWrites false, a peer that only receives is closed as idle; one that answers stays")
+    func idleCountsOnlyReceivedBytes() throws {
+        let group = try EventLoopGroup(count: 1, name: "idle-rx")
+        defer { group.shutdown() }
+        let closes = Locked<[NetError?]>([])
+        // The server writes a byte every 50 ms (as the RTMP server pings); that alone
+        // must not keep a silent peer.
+        let options = TCPConnectionOptions(idleTimeout: .milliseconds(400), idleCountsWrites: false)
+        let listener = try TCPListener.bind(host: "127.0.0.1", port: 0, group: group, options: options) { connection in
+            connection.handler = GreetingHandler(closes: closes)
+            @Sendable func ping() {
+                guard connection.state == .open else { return }
+                connection.write([0x2A])
+                connection.loop.schedule(after: .milliseconds(50)) { ping() }
+            }
+            ping()
+        }
+        let answering = try RawSocketClient(port: listener.localPort, readTimeout: 0.05)
+        let silent = try RawSocketClient(port: listener.localPort, readTimeout: 0.05)
+        let start = Date()
+        var silentClosedAfter: Double?
+        // 1.2 s: three idle timeouts. The answering client sends a byte every ~100 ms.
+        while Date().timeIntervalSince(start) < 1.2 {
+            _ = try answering.receive()
+            try answering.send([1])
+            if silentClosedAfter == nil, (try? silent.receive()) == .some([]) {
+                silentClosedAfter = Date().timeIntervalSince(start)
+            }
+            usleep(50_000)
+        }
+        let closedAfter = try #require(silentClosedAfter, "the silent peer was kept alive by the server's own writes")
+        #expect(closedAfter >= 0.35)
+        #expect(closes.value.count == 1)
+        guard case .some(.timedOut) = closes.value.first else {
+            Issue.record("expected a timeout, got \(closes.value)")
+            return
+        }
+        #expect(listener.connectionCount == 1)
+    }
+
     @Test("connect to a closed port fails with ECONNREFUSED naming connect")
     func connectRefused() throws {
         let port = try unusedPort()

@@ -36,10 +36,24 @@ final class RawSocketClient {
     let fd: Int32
     private var buffered: [UInt8] = []
 
-    /// Connects to 127.0.0.1:`port`; reads give up after `readTimeout` seconds.
-    init(port: UInt16, readTimeout: Double = 5, receiveBuffer: Int32? = nil) throws {
+    /// Connects to 127.0.0.1:`port` (from `source`, another loopback address, when
+    /// given); reads give up after `readTimeout` seconds.
+    init(port: UInt16, readTimeout: Double = 5, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSocketError(description: "socket: errno \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(source)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let code = errno
+                Glibc.close(fd)
+                throw TestSocketError(description: "bind \(source): errno \(code)")
+            }
+        }
         var timeout = timeval(tv_sec: Int(readTimeout), tv_usec: Int((readTimeout - Double(Int(readTimeout))) * 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if var size = receiveBuffer {

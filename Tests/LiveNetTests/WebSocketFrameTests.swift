@@ -133,4 +133,17 @@ struct WebSocketFrameTests {
         var text = WebSocketMessageAssembler()
         #expect(throws: WebSocketError.invalidText) { try text.push(WebSocketFrame(opcode: .text, payload: [0xC3, 0x28])) }
     }
+
+    @Test("a close frame with a code that may not be sent (1005, 1006, 999, 2000, 5000) is a protocol violation, not echoed")
+    func reservedCloseCodes() throws {
+        var assembler = WebSocketMessageAssembler()
+        for code: UInt16 in [0, 999, 1004, 1005, 1006, 1015, 2000, 2999, 5000, 65535] {
+            #expect(throws: WebSocketError.protocolViolation("close code \(code) may not be sent")) {
+                try assembler.push(.close(code: code))
+            }
+        }
+        for code: UInt16 in [1000, 1003, 1007, 1014, 3000, 4999] {
+            #expect(try assembler.push(.close(code: code)) == .close(code: code, reason: ""))
+        }
+    }
 }
