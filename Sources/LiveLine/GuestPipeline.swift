@@ -456,10 +456,14 @@ public final class GuestPipeline: @unchecked Sendable {
             let fps = Int((metadata?.framerate ?? 30).rounded())
             let width = lastFrame?.width ?? Int(metadata?.width ?? 0)
             let height = lastFrame?.height ?? Int(metadata?.height ?? 0)
-            try recorder.write(packet, width: width, height: height, fps: fps)
-            lock.lock()
-            _stats.recordedPackets = recorder.packetsWritten
-            lock.unlock()
+            do {
+                try recorder.write(packet, width: width, height: height, fps: fps)
+                lock.lock()
+                _stats.recordedPackets = recorder.packetsWritten
+                lock.unlock()
+            } catch {
+                stopRecording(recorder, after: error)
+            }
         }
         if let limit = configuration.frameLimit {
             lock.lock()
@@ -468,6 +472,18 @@ public final class GuestPipeline: @unchecked Sendable {
             if frames >= limit { return .frameLimit }
         }
         return nil
+    }
+
+    /// A failed recording write (a full disk) ends the recording, not the playing: the
+    /// file is closed with what reached it, the reason kept in the stats and reported.
+    private func stopRecording(_ failed: GuestRecorder, after error: Swift.Error) {
+        try? failed.finish()
+        recorder = nil
+        let message = "recording to \(failed.path) stopped: \(error)"
+        lock.lock()
+        _stats.recordingError = message
+        lock.unlock()
+        onEvent?(.recordingFailed(message: message))
     }
 
     private func present(_ frame: VideoFrame) throws {
