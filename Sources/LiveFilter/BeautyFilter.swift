@@ -27,7 +27,7 @@ import LiveCore
 /// run in 16-bit fixed point, eight lanes per SSE2 register (the baseline x86-64 target
 /// this builds for), written as plain loops the compiler vectorises. The build is checked
 /// (no `-Ounchecked`), so the loops keep traps out of their bodies: wrapping operators,
-/// row pointers hoisted out of the loops, and `rounded(_:)` instead of the range-checked
+/// row pointers hoisted out of the loops, and `Float.nearestInt32` instead of the range-checked
 /// `Int32(Float)`.
 ///
 /// Works in place. `process` runs on the capture thread only and allocates nothing
@@ -182,9 +182,9 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                 let variance = atLeast(Float(s2[x]) * invN - mean * mean, 0)
                 let weight = base + perUnit * Float(membership[x])
                 let pull4096 = weight * (eps * 4096) / (variance + eps)
-                // 0…4096 and 0…4096·255: inside `rounded`'s range.
-                a[x] = rounded(4096 - pull4096)
-                b[x] = rounded(pull4096 * mean)
+                // 0…4096 and 0…4096·255: inside `nearestInt32`'s range.
+                a[x] = (4096 - pull4096).nearestInt32
+                b[x] = (pull4096 * mean).nearestInt32
             }
             let add = ws.guide + min(y + r + 1, h - 1) * w, sub = ws.guide + max(y - r, 0) * w
             for x in 0..<w {
@@ -313,23 +313,16 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     /// needs no clamping.
     @inline(__always)
     private static func fixedA(_ a: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: rounded(a * 16384))
+        UInt16(truncatingIfNeeded: (a * 16384).nearestInt32)
     }
 
     /// B in Q6, offset by 2¹⁵ so it averages as an unsigned number. B = f(q0) - A·guide
     /// lies within -316…269 levels, inside the ±511 this holds, so it needs no clamping.
     @inline(__always)
     private static func fixedB(_ b: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: rounded(b * 64 + 32768))
+        UInt16(truncatingIfNeeded: (b * 64 + 32768).nearestInt32)
     }
 
-    /// `x` rounded to the nearest integer (ties to even), for |x| < 2²² only, without a
-    /// trap: adding 1.5·2²³ leaves the integer in the low bits of the sum's pattern.
-    /// (`Int32(x)` checks its range and NaN, which keeps a checked build's loop scalar.)
-    @inline(__always)
-    static func rounded(_ x: Float) -> Int32 {
-        Int32(bitPattern: (x + 12_582_912).bitPattern) &- 0x4B40_0000
-    }
 
     /// The rounded mean ¾·near + ¼·far of two 16-bit values, as two rounded halvings
     /// (the compiler turns each into one `pavgw`).

@@ -113,8 +113,9 @@ public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
                     for x in 0..<width { acc[x] += w * row[x] }
                 }
                 let dst = base + y * stride
+                // Taps and samples are ≥ 0, so the value is 0…255 after `min`.
                 for x in 0..<width {
-                    dst[x] = UInt8(truncatingIfNeeded: Int32(min(acc[x] * 0x1p-28 + 0.5, 255)))
+                    dst[x] = UInt8(truncatingIfNeeded: min(acc[x] * 0x1p-28, 255).nearestInt32)
                 }
             }
         }}}}
