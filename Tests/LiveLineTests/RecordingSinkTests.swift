@@ -1,6 +1,7 @@
 import Foundation
 import LiveCodec
 import LiveCore
+import LiveRTMP
 import LiveTestSupport
 import Testing
 @testable import LiveLine
@@ -38,5 +39,38 @@ struct RecordingSinkTests {
         let failure = try #require(sink.failure as? FFmpegError)
         #expect(failure.code == -ENOSPC)
         try sink.close()
+    }
+}
+
+@Suite("GuestRecorder")
+struct GuestRecorderTests {
+    @Test("a malformed packet is left out and counted; the recording goes on and stays readable")
+    func malformedPacketSkipped() throws {
+        let directory = try makeTemporaryDirectory(prefix: "liveline-record-")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("guest.flv").path
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 160, height: 120, fps: 30, bitrateKbps: 300))
+        let record = try H264Bitstream.avcDecoderConfigurationRecord(fromAnnexB: encoder.streamInfo.extradata)
+        let recorder = try GuestRecorder(path: path)
+        recorder.setConfiguration(try H264Bitstream.parseAVCDecoderConfigurationRecord(record))
+        let frame = VideoFrame(width: 160, height: 120)
+        for i in 0..<20 {
+            frame.pts = MediaTime(frame: Int64(i), fps: 30)
+            for packet in try encoder.encode(frame) {
+                let avcc = try H264Bitstream.avcc(fromAnnexB: packet.data)
+                try recorder.write(RTMPVideoPacket(avcc: avcc, dts: packet.dts, pts: packet.pts, isKeyframe: packet.isKeyframe,
+                                                   receivedMicros: 0), width: 160, height: 120, fps: 30)
+            }
+            if i == 10 {
+                // A NAL length of 0x7FFFFFFF with three bytes after it. Before: the error
+                // ended the guest.
+                try recorder.write(RTMPVideoPacket(avcc: [0x7F, 0xFF, 0xFF, 0xFF, 0x41, 0, 0], dts: frame.pts, pts: frame.pts,
+                                                   isKeyframe: false, receivedMicros: 0), width: 160, height: 120, fps: 30)
+            }
+        }
+        try recorder.finish()
+        #expect(recorder.packetsSkipped == 1)
+        #expect(recorder.packetsWritten == 20)
+        #expect(try Peers.probe(path).frames == 20)
     }
 }
