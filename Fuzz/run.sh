@@ -36,12 +36,15 @@ if [[ $(cat "$build/flags" 2>/dev/null) != "${flags[*]}" ]]; then
     echo "${flags[*]}" >"$build/flags"
 fi
 
-# One module at a time, rebuilt only when a source is newer than its library.
+# One module at a time, rebuilt when a source is newer than its library or a module it
+# imports was rebuilt.
+rebuilt=
 module() {
     local name=$1; shift
     local sources=("$root/Sources/$name"/*.swift)
     local lib="$build/lib$name.a"
-    if [[ ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]]; then
+    if [[ -n $rebuilt || ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]]; then
+        rebuilt=yes
         echo "building $name" >&2
         (cd "$build" && swiftc "${flags[@]}" -module-name "$name" -emit-module -emit-module-path "$build/$name.swiftmodule" \
             -emit-library -static -o "$lib" "${sources[@]}") >"$build/$name.log" 2>&1 || { cat "$build/$name.log" >&2; exit 1; }
