@@ -15,6 +15,8 @@ final class CutProxy: @unchecked Sendable {
     private struct State {
         var sent: [[UInt8]] = []
         var sockets: [Int32] = []
+        /// Directions finished per connection: its sockets close when both are.
+        var finished: [Int] = []
         var stopped = false
     }
     private let state = Locked(State())
@@ -76,6 +78,7 @@ final class CutProxy: @unchecked Sendable {
             let index = state.update { state -> Int? in
                 guard !state.stopped, connected else { return nil }
                 state.sent.append([])
+                state.finished.append(0)
                 state.sockets += [client, upstream]
                 return state.sent.count - 1
             }
@@ -85,8 +88,28 @@ final class CutProxy: @unchecked Sendable {
                 continue
             }
             let limit = index == 0 ? cutFirstAfter : Int.max
-            Thread { [self] in pump(from: client, to: upstream, record: index, limit: limit) }.start()
-            Thread { [self] in pump(from: upstream, to: client, record: nil, limit: .max) }.start()
+            Thread { [self] in
+                pump(from: client, to: upstream, record: index, limit: limit)
+                finish(index, client, upstream)
+            }.start()
+            Thread { [self] in
+                pump(from: upstream, to: client, record: nil, limit: .max)
+                finish(index, client, upstream)
+            }.start()
+        }
+    }
+
+    /// Closes a connection's sockets once both of its directions have ended.
+    private func finish(_ index: Int, _ client: Int32, _ upstream: Int32) {
+        let both = state.update { state -> Bool in
+            state.finished[index] += 1
+            guard state.finished[index] == 2 else { return false }
+            state.sockets.removeAll { $0 == client || $0 == upstream }
+            return true
+        }
+        if both {
+            close(client)
+            close(upstream)
         }
     }
 
