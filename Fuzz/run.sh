@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS.
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer options]
-# TARGET: chunk | amf0 | flv | handshake | session | token. The LiveCore, LiveAuth, LiveCodec, LiveNet and LiveRTMP sources
-# are compiled straight into the fuzzer (coverage + AddressSanitizer) with swiftc, so
-# the rest of the package need not build. Corpus and crashes go to $FUZZ_WORK
+# TARGET: chunk | amf0 | flv | handshake | session | token | line | http | websocket. The library modules the targets use
+# (LiveCore … LiveServer) are compiled straight into the fuzzer (coverage +
+# AddressSanitizer) with swiftc, so the rest of the package need not build. They are
+# optimised as `swift build -c release` builds the product (-O, whole module: checked,
+# as shipped), and the flags are printed. Corpus and crashes go to $FUZZ_WORK
 # (default /tmp/liveline-fuzz/<target>); the executions count is printed at the end.
 set -euo pipefail
 
-target=${1:?usage: Fuzz/run.sh chunk|amf0|flv|handshake|session|token SECONDS}
+target=${1:?usage: Fuzz/run.sh TARGET SECONDS (TARGET: chunk|amf0|flv|handshake|session|token|line|http|websocket)}
 seconds=${2:?usage: Fuzz/run.sh TARGET SECONDS}
 shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,34 +24,51 @@ case $target in
     handshake) main=HandshakeFuzz ;;
     session) main=RTMPServerSessionFuzz ;;
     token) main=TokenFuzz ;;
-    *) echo "unknown target $target (chunk, amf0, flv, handshake, session, token)" >&2; exit 2 ;;
+    line) main=LineRequestFuzz ;;
+    http) main=HTTPRequestParserFuzz ;;
+    websocket) main=WebSocketFrameFuzz ;;
+    *) echo "unknown target $target (chunk, amf0, flv, handshake, session, token, line, http, websocket)" >&2; exit 2 ;;
 esac
 
-flags=(-sanitize=fuzzer,address -parse-as-library -O -g -swift-version 5 -I "$build" -I "$root/Sources/CFFmpeg")
+# The optimisation of `swift build -c release` (Package.swift sets no other flags).
+optimize=(-O -whole-module-optimization)
+flags=(-sanitize=fuzzer,address -parse-as-library "${optimize[@]}" -g -swift-version 5 -I "$build" -I "$root/Sources/CFFmpeg")
+echo "swiftc flags: ${flags[*]}" >&2
+# Rebuilt from scratch when the flags change.
+if [[ $(cat "$build/flags" 2>/dev/null) != "${flags[*]}" ]]; then
+    rm -f "$build"/*.a "$build"/fuzz-*
+    echo "${flags[*]}" >"$build/flags"
+fi
 
-# One module at a time, rebuilt only when a source is newer than its library.
+# One module at a time, rebuilt when a source is newer than its library or a module it
+# imports was rebuilt.
+rebuilt=
 module() {
     local name=$1; shift
     local sources=("$root/Sources/$name"/*.swift)
     local lib="$build/lib$name.a"
-    if [[ ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]]; then
+    if [[ -n $rebuilt || ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]]; then
+        rebuilt=yes
         echo "building $name" >&2
         (cd "$build" && swiftc "${flags[@]}" -module-name "$name" -emit-module -emit-module-path "$build/$name.swiftmodule" \
             -emit-library -static -o "$lib" "${sources[@]}") >"$build/$name.log" 2>&1 || { cat "$build/$name.log" >&2; exit 1; }
     fi
 }
-module LiveCore
-module LiveAuth
-module LiveCodec
-module LiveNet
-module LiveRTMP
+# In dependency order (Package.swift); every target links them all.
+modules=(LiveCore LiveAuth LiveCodec LiveNet LiveRTMP LiveServer)
+libraries=()
+for name in "${modules[@]}"; do
+    module "$name"
+    libraries=("$build/lib$name.a" "${libraries[@]}")
+done
 
 binary="$build/fuzz-$target"
-if [[ ! -f $binary ]] || [[ $root/Fuzz/Targets/$main.swift -nt $binary ]] || [[ $build/libLiveRTMP.a -nt $binary ]] \
-    || [[ $build/libLiveAuth.a -nt $binary ]]; then
+stale=
+[[ -f $binary && ! $root/Fuzz/Targets/$main.swift -nt $binary ]] || stale=yes
+for library in "${libraries[@]}"; do if [[ $library -nt $binary ]]; then stale=yes; fi; done
+if [[ -n $stale ]]; then
     echo "linking $binary" >&2
-    swiftc "${flags[@]}" -module-name "${main}" "$root/Fuzz/Targets/$main.swift" -o "$binary" \
-        "$build/libLiveRTMP.a" "$build/libLiveNet.a" "$build/libLiveCodec.a" "$build/libLiveAuth.a" "$build/libLiveCore.a" \
+    swiftc "${flags[@]}" -module-name "${main}" "$root/Fuzz/Targets/$main.swift" -o "$binary" "${libraries[@]}" \
         -lavcodec -lavformat -lavutil -lswscale >"$build/link-$target.log" 2>&1 || { cat "$build/link-$target.log" >&2; exit 1; }
 fi
 

@@ -19,17 +19,17 @@ public enum YUVConversion {
             let y0 = yBase + row * ys, y1 = y0 + ys
             let u = uBase + (row / 2) * us, v = vBase + (row / 2) * vs
             for q in 0..<quads {
-                let a = s0.loadUnaligned(fromByteOffset: 8 * q, as: UInt64.self)
-                let b = s1.loadUnaligned(fromByteOffset: 8 * q, as: UInt64.self)
-                y0.storeBytes(of: evenBytes(a), toByteOffset: 4 * q, as: UInt32.self)
-                y1.storeBytes(of: evenBytes(b), toByteOffset: 4 * q, as: UInt32.self)
+                let a = s0.loadUnaligned(fromByteOffset: q &* 8, as: UInt64.self)
+                let b = s1.loadUnaligned(fromByteOffset: q &* 8, as: UInt64.self)
+                y0.storeBytes(of: evenBytes(a), toByteOffset: q &* 4, as: UInt32.self)
+                y1.storeBytes(of: evenBytes(b), toByteOffset: q &* 4, as: UInt32.self)
                 // Byte-wise rounded average of the two rows, without carries between bytes.
                 let avg = (a | b) &- (((a ^ b) >> 1) & 0x7F7F_7F7F_7F7F_7F7F)
                 let chroma = evenBytes(avg >> 8)  // U0 V0 U1 V1
                 u.storeBytes(of: UInt16(truncatingIfNeeded: (chroma & 0xFF) | ((chroma >> 8) & 0xFF00)),
-                             toByteOffset: 2 * q, as: UInt16.self)
+                             toByteOffset: q &* 2, as: UInt16.self)
                 v.storeBytes(of: UInt16(truncatingIfNeeded: ((chroma >> 8) & 0xFF) | ((chroma >> 16) & 0xFF00)),
-                             toByteOffset: 2 * q, as: UInt16.self)
+                             toByteOffset: q &* 2, as: UInt16.self)
             }
             if w % 4 != 0 {
                 let x = w / 2 - 1, i = 4 * x
@@ -65,9 +65,9 @@ public enum YUVConversion {
         for crow in 0..<(h / 2) {
             let s = uv + crow * bytesPerLine, u = uBase + crow * us, v = vBase + crow * vs
             for q in 0..<quads {
-                let word = s.loadUnaligned(fromByteOffset: 8 * q, as: UInt64.self)
-                u.storeBytes(of: evenBytes(word), toByteOffset: 4 * q, as: UInt32.self)
-                v.storeBytes(of: evenBytes(word >> 8), toByteOffset: 4 * q, as: UInt32.self)
+                let word = s.loadUnaligned(fromByteOffset: q &* 8, as: UInt64.self)
+                u.storeBytes(of: evenBytes(word), toByteOffset: q &* 4, as: UInt32.self)
+                v.storeBytes(of: evenBytes(word >> 8), toByteOffset: q &* 4, as: UInt32.self)
             }
             let bytes = s.assumingMemoryBound(to: UInt8.self)
             for x in (4 * quads)..<cw {

@@ -63,20 +63,22 @@ public enum H264Bitstream {
         guard count >= 3, let base = bytes.baseAddress else { return }
         var start = -1
         var i = 0
-        while i + 2 < count {
+        // Wrapping adds: i + 3 ≤ count inside the loop, so they cannot overflow, and the
+        // checked build's scan stays as tight as the unchecked one.
+        while i &+ 2 < count {
             // A start code is 00 00 01; skip ahead fast while the byte two ahead can't end one.
-            let b2 = base[i + 2]
-            if b2 > 1 { i += 3; continue }
-            if b2 == 1 && base[i] == 0 && base[i + 1] == 0 {
+            let b2 = base[i &+ 2]
+            if b2 > 1 { i &+= 3; continue }
+            if b2 == 1 && base[i] == 0 && base[i &+ 1] == 0 {
                 if start >= 0 {
                     var end = i
                     while end > start && base[end - 1] == 0 { end -= 1 }
                     if end > start && !body(start..<end) { return }
                 }
-                start = i + 3
-                i += 3
+                start = i &+ 3
+                i &+= 3
             } else {
-                i += 1
+                i &+= 1
             }
         }
         if start >= 0 {
@@ -215,7 +217,7 @@ public enum H264Bitstream {
                 zeros = 0
             }
             out.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
+            zeros = byte == 0 ? zeros &+ 1 : 0  // at most the byte count: no overflow
         }
         // A NAL unit may not end in 00 (it would read as part of the next start code).
         if zeros > 0 { out.append(3) }
@@ -233,7 +235,7 @@ public enum H264Bitstream {
                 continue
             }
             out.append(byte)
-            zeros = byte == 0 ? zeros + 1 : 0
+            zeros = byte == 0 ? zeros &+ 1 : 0  // at most the byte count: no overflow
         }
         return out
     }

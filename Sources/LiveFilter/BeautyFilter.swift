@@ -25,7 +25,10 @@ import LiveCore
 /// Statistics are exact integer running sums; the per-window arithmetic at half
 /// resolution is `Float`; the full-resolution pass, the skin ramps and the chroma pass
 /// run in 16-bit fixed point, eight lanes per SSE2 register (the baseline x86-64 target
-/// this builds for), written as plain loops the compiler vectorises.
+/// this builds for), written as plain loops the compiler vectorises. The build is checked
+/// (no `-Ounchecked`), so the loops keep traps out of their bodies: wrapping operators,
+/// row pointers hoisted out of the loops, and `Float.nearestInt32` instead of the range-checked
+/// `Int32(Float)`.
 ///
 /// Works in place. `process` runs on the capture thread only and allocates nothing
 /// after the first frame of a size; `strength` may be set from any thread and applies
@@ -119,8 +122,8 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             let r0 = UnsafeRawPointer(y + 2 * j * s), r1 = r0 + s
             let out = ws.guide + j * w
             for i in 0..<w {
-                let p = r0.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
-                let q = r1.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
+                let p = r0.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)
+                let q = r1.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)
                 let sum = (p & 0xff) &+ (p >> 8) &+ (q & 0xff) &+ (q >> 8)
                 out[i] = UInt8(truncatingIfNeeded: (sum &+ 2) >> 2)
             }
@@ -162,12 +165,13 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         let eps = BeautyFilter.eps, perUnit = perMember / Float(membershipUnit)
         (c1 + r).update(repeating: 0, count: w)
         (c2 + r).update(repeating: 0, count: w)
+        let column1 = c1 + r, column2 = c2 + r
         for k in -r...r {
             let row = ws.guide + min(max(k, 0), h - 1) * w
             for x in 0..<w {
                 let g = Int32(row[x])
-                c1[r + x] &+= g
-                c2[r + x] &+= g &* g
+                column1[x] &+= g
+                column2[x] &+= g &* g
             }
         }
         for y in 0..<h {
@@ -178,14 +182,15 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                 let variance = atLeast(Float(s2[x]) * invN - mean * mean, 0)
                 let weight = base + perUnit * Float(membership[x])
                 let pull4096 = weight * (eps * 4096) / (variance + eps)
-                a[x] = Int32(4096.5 - pull4096)
-                b[x] = Int32(pull4096 * mean + 0.5)
+                // 0…4096 and 0…4096·255: inside `nearestInt32`'s range.
+                a[x] = (4096 - pull4096).nearestInt32
+                b[x] = (pull4096 * mean).nearestInt32
             }
             let add = ws.guide + min(y + r + 1, h - 1) * w, sub = ws.guide + max(y - r, 0) * w
             for x in 0..<w {
                 let p = Int32(add[x]), q = Int32(sub[x])
-                c1[r + x] &+= p &- q
-                c2[r + x] &+= (p &- q) &* (p &+ q)
+                column1[x] &+= p &- q
+                column2[x] &+= (p &- q) &* (p &+ q)
             }
         }
     }
@@ -203,11 +208,12 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         let scale = 1 / Float((2 * r + 1) * (2 * r + 1) * 4096)
         (c1 + r).update(repeating: 0, count: w)
         (c2 + r).update(repeating: 0, count: w)
+        let column1 = c1 + r, column2 = c2 + r
         for k in -r...r {
-            let row = min(max(k, 0), h - 1) * w
+            let rowA = ws.coefA + min(max(k, 0), h - 1) * w, rowB = ws.coefB + min(max(k, 0), h - 1) * w
             for x in 0..<w {
-                c1[r + x] &+= ws.coefA[row + x]
-                c2[r + x] &+= ws.coefB[row + x]
+                column1[x] &+= rowA[x]
+                column2[x] &+= rowB[x]
             }
         }
         for y in 0..<h {
@@ -228,9 +234,10 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                 b[x] = fixedB(raised - coefficient * Float(g[x]))
             }
             let add = min(y + r + 1, h - 1) * w, sub = max(y - r, 0) * w
+            let addA = ws.coefA + add, subA = ws.coefA + sub, addB = ws.coefB + add, subB = ws.coefB + sub
             for x in 0..<w {
-                c1[r + x] &+= ws.coefA[add + x] &- ws.coefA[sub + x]
-                c2[r + x] &+= ws.coefB[add + x] &- ws.coefB[sub + x]
+                column1[x] &+= addA[x] &- subA[x]
+                column2[x] &+= addB[x] &- subB[x]
             }
         }
     }
@@ -253,9 +260,10 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         s1[0] = a
         s2[0] = b
         // Adding the difference keeps one add on each sum's dependency chain.
+        let enter1 = c1 + 2 * r, enter2 = c2 + 2 * r, leave1 = c1 - 1, leave2 = c2 - 1
         for x in 1..<max(w, 1) {
-            a &+= c1[x + 2 * r] &- c1[x - 1]
-            b &+= c2[x + 2 * r] &- c2[x - 1]
+            a &+= enter1[x] &- leave1[x]
+            b &+= enter2[x] &- leave2[x]
             s1[x] = a
             s2[x] = b
         }
@@ -278,12 +286,13 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
         evenB[0] = b[0]
         oddA[w - 1] = a[w - 1]
         oddB[w - 1] = b[w - 1]
+        let nextA = a + 1, nextB = b + 1, evenA1 = evenA + 1, evenB1 = evenB + 1
         for i in 0..<(w - 1) {
-            let a0 = a[i], a1 = a[i + 1], b0 = b[i], b1 = b[i + 1]
+            let a0 = a[i], a1 = nextA[i], b0 = b[i], b1 = nextB[i]
             oddA[i] = blend(a0, a1)
-            evenA[i + 1] = blend(a1, a0)
+            evenA1[i] = blend(a1, a0)
             oddB[i] = blend(b0, b1)
-            evenB[i + 1] = blend(b1, b0)
+            evenB1[i] = blend(b1, b0)
         }
     }
 
@@ -304,15 +313,16 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
     /// needs no clamping.
     @inline(__always)
     private static func fixedA(_ a: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: Int32(a * 16384 + 0.5))
+        UInt16(truncatingIfNeeded: (a * 16384).nearestInt32)
     }
 
     /// B in Q6, offset by 2¹⁵ so it averages as an unsigned number. B = f(q0) - A·guide
     /// lies within -316…269 levels, inside the ±511 this holds, so it needs no clamping.
     @inline(__always)
     private static func fixedB(_ b: Float) -> UInt16 {
-        UInt16(truncatingIfNeeded: Int32(b * 64 + 32768.5))
+        UInt16(truncatingIfNeeded: (b * 64 + 32768).nearestInt32)
     }
+
 
     /// The rounded mean ¾·near + ¼·far of two 16-bit values, as two rounded halvings
     /// (the compiler turns each into one `pavgw`).
@@ -341,7 +351,7 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                 let nearEvenB = ws.wideB + near, nearOddB = nearEvenB + 3 * w
                 let farEvenB = ws.wideB + far, farOddB = farEvenB + 3 * w
                 for i in 0..<w {
-                    let pair = pixels.loadUnaligned(fromByteOffset: 2 * i, as: UInt16.self)
+                    let pair = pixels.loadUnaligned(fromByteOffset: i &* 2, as: UInt16.self)
                     let evenA = blend(nearEvenA[i], farEvenA[i]), oddA = blend(nearOddA[i], farOddA[i])
                     let evenB = Int16(bitPattern: blend(nearEvenB[i], farEvenB[i]) ^ 0x8000)
                     let oddB = Int16(bitPattern: blend(nearOddB[i], farOddB[i]) ^ 0x8000)
@@ -351,7 +361,7 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
                     let odd = Int16(truncatingIfNeeded: (oddY &* UInt32(oddA)) >> 16) &+ oddB
                     let low = UInt16(truncatingIfNeeded: min(max((even &+ 32) >> 6, 0), 255))
                     let high = UInt16(truncatingIfNeeded: min(max((odd &+ 32) >> 6, 0), 255))
-                    pixels.storeBytes(of: low | high << 8, toByteOffset: 2 * i, as: UInt16.self)
+                    pixels.storeBytes(of: low | high << 8, toByteOffset: i &* 2, as: UInt16.self)
                 }
             }
         }
@@ -388,11 +398,12 @@ public final class BeautyFilter: VideoFilter, @unchecked Sendable {
             }
             let membership = ws.membership + j * w
             let dst = src + j * s
+            let centre = r1 + 1, columns1 = columns + 1, columns2 = columns + 2
             for i in 0..<w {
                 let m = membership[i]
                 let mix = mixBase &+ Int16(truncatingIfNeeded: (UInt32(UInt16(bitPattern: m)) &* UInt32(mixPer)) >> 16)
-                let c = Int16(r1[i + 1])
-                let sum = columns[i] &+ columns[i + 1] &+ columns[i + 2]
+                let c = Int16(centre[i])
+                let sum = columns[i] &+ columns1[i] &+ columns2[i]
                 let difference = Int32((sum &- 9 &* c) &<< 3)
                 let smooth = Int16(truncatingIfNeeded: (difference &* Int32(mix)) >> 16)
                 let tint = Int16(truncatingIfNeeded: (Int32(m) &* Int32(rosy)) >> 16)

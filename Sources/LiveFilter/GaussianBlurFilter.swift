@@ -87,17 +87,21 @@ public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
             let pad = pad.baseAddress!, tmp = tmp.baseAddress!, acc = acc.baseAddress!
             let k = k.baseAddress!
             // Horizontal pass (tap loop outside, so the sample loop vectorises): 2^14 scale.
+            // Neighbours are read through shifted row pointers, so the checked build has no
+            // index arithmetic (and no trap) inside the sample loops.
+            let padCentre = pad + r
             for y in 0..<height {
                 let src = base + y * stride
-                for x in 0..<width { pad[r + x] = Float(src[x]) }
+                for x in 0..<width { padCentre[x] = Float(src[x]) }
                 pad.update(repeating: Float(src[0]), count: r)
-                (pad + r + width).update(repeating: Float(src[width - 1]), count: r)
+                (padCentre + width).update(repeating: Float(src[width - 1]), count: r)
                 let out = tmp + y * width
                 let centre = Float(k[r])
-                for x in 0..<width { out[x] = centre * pad[x + r] }
+                for x in 0..<width { out[x] = centre * padCentre[x] }
                 for i in 1...r {
                     let w = Float(k[r + i])
-                    for x in 0..<width { out[x] += w * (pad[x + r - i] + pad[x + r + i]) }
+                    let left = padCentre - i, right = padCentre + i
+                    for x in 0..<width { out[x] += w * (left[x] + right[x]) }
                 }
             }
             // Vertical pass back into the plane: 2^28 scale.
@@ -109,8 +113,9 @@ public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
                     for x in 0..<width { acc[x] += w * row[x] }
                 }
                 let dst = base + y * stride
+                // Taps and samples are ≥ 0, so the value is 0…255 after `min`.
                 for x in 0..<width {
-                    dst[x] = UInt8(truncatingIfNeeded: Int32(min(acc[x] * 0x1p-28 + 0.5, 255)))
+                    dst[x] = UInt8(truncatingIfNeeded: min(acc[x] * 0x1p-28, 255).nearestInt32)
                 }
             }
         }}}}

@@ -63,9 +63,9 @@ public final class WatermarkFilter: VideoFilter, @unchecked Sendable {
                 let row = base + fy * s
                 let li = (fy - logo.y) * logo.width - logo.x
                 for fx in x0..<x1 {
-                    let a = Int(la[li + fx])
+                    let a = Int(la[li &+ fx])
                     if a == 0 { continue }
-                    row[fx] = WatermarkFilter.blend(row[fx], ly[li + fx], a)
+                    row[fx] = WatermarkFilter.blend(row[fx], ly[li &+ fx], a)
                 }
             }
         }}
@@ -82,19 +82,20 @@ public final class WatermarkFilter: VideoFilter, @unchecked Sendable {
                 let urow = ub + by * us, vrow = vb + by * vs
                 let li = (by - cy) * cw - cx
                 for bx in bx0..<bx1 {
-                    let a = Int(la[li + bx])
+                    let a = Int(la[li &+ bx])
                     if a == 0 { continue }
-                    urow[bx] = WatermarkFilter.blend(urow[bx], lu[li + bx], a)
-                    vrow[bx] = WatermarkFilter.blend(vrow[bx], lv[li + bx], a)
+                    urow[bx] = WatermarkFilter.blend(urow[bx], lu[li &+ bx], a)
+                    vrow[bx] = WatermarkFilter.blend(vrow[bx], lv[li &+ bx], a)
                 }
             }
         }}}
         return frame
     }
 
-    /// `(src * (255 - a) + logo * a + 127) / 255`, the documented blend.
+    /// `(src * (255 - a) + logo * a + 127) / 255`, the documented blend; wrapping
+    /// operators (every term is 0…255²) keep the checked build's pixel loop free of traps.
     @inline(__always)
     static func blend(_ src: UInt8, _ logo: UInt8, _ a: Int) -> UInt8 {
-        UInt8(truncatingIfNeeded: (Int(src) * (255 - a) + Int(logo) * a + 127) / 255)
+        UInt8(truncatingIfNeeded: (Int(src) &* (255 &- a) &+ Int(logo) &* a &+ 127) / 255)
     }
 }

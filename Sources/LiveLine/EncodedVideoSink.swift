@@ -9,10 +9,14 @@ public protocol EncodedVideoSink: AnyObject {
     func close() throws
 }
 
-/// Records the stream to an .flv or .mp4 file (`--record`).
+/// Records the stream to an .flv or .mp4 file (`--record`). A failed write (a full
+/// disk) ends the recording, not the push: the file keeps what reached it, the error is
+/// logged and kept in `failure`, and later packets are skipped.
 public final class RecordingSink: EncodedVideoSink {
     public let path: String
     private var recorder: MediaRecorder?
+    /// Why the recording stopped early; nil while it goes on.
+    public private(set) var failure: Error?
 
     public init(path: String) throws {
         let lower = path.lowercased()
@@ -27,7 +31,15 @@ public final class RecordingSink: EncodedVideoSink {
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
-        try recorder?.write(packet)
+        guard let recorder else { return }
+        do {
+            try recorder.write(packet)
+        } catch {
+            failure = error
+            try? recorder.finish()
+            self.recorder = nil
+            Log.error("recording to \(path) stopped: \(error)")
+        }
     }
 
     public func close() throws {

@@ -15,6 +15,9 @@ public enum GuestEvent: Sendable, Equatable {
     /// The connection was lost; retry number `times` is scheduled (LiveLine's own: the
     /// seed's player reconnects silently).
     case reconnecting(times: Int)
+    /// The recording (`recordPath`) stopped on a failed write, e.g. a full disk: the file
+    /// keeps what was written and playing goes on (LiveLine's own).
+    case recordingFailed(message: String)
     /// Playing ended: `.ok` after stopPlay or when the hoster stopped, 101 when the
     /// retries were used up, another code when the server refused (seed: onRtmpPlayerClosed:).
     case closed(LiveCode)
@@ -27,6 +30,7 @@ public enum GuestEvent: Sendable, Equatable {
         case .status: "status"
         case .buffering: "buffering"
         case .reconnecting: "reconnecting"
+        case .recordingFailed: "recordingFailed"
         case .closed: "closed"
         }
     }

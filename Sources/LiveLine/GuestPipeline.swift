@@ -479,13 +479,17 @@ public final class GuestPipeline: @unchecked Sendable {
             for frame in frames { try present(frame) }
         }
         if let recorder {
-            let fps = Int((metadata?.framerate ?? 30).rounded())
-            let width = lastFrame?.width ?? Int(metadata?.width ?? 0)
-            let height = lastFrame?.height ?? Int(metadata?.height ?? 0)
-            try recorder.write(packet, width: width, height: height, fps: fps)
-            lock.lock()
-            _stats.recordedPackets = recorder.packetsWritten
-            lock.unlock()
+            let fps = Self.wholeNumber(metadata?.framerate, in: 1...1000) ?? 30
+            let width = lastFrame?.width ?? Self.wholeNumber(metadata?.width, in: 1...16384) ?? 0
+            let height = lastFrame?.height ?? Self.wholeNumber(metadata?.height, in: 1...16384) ?? 0
+            do {
+                try recorder.write(packet, width: width, height: height, fps: fps)
+                lock.lock()
+                _stats.recordedPackets = recorder.packetsWritten
+                lock.unlock()
+            } catch {
+                stopRecording(recorder, after: error)
+            }
         }
         if let limit = configuration.frameLimit {
             lock.lock()
@@ -494,6 +498,26 @@ public final class GuestPipeline: @unchecked Sendable {
             if frames >= limit { return .frameLimit }
         }
         return nil
+    }
+
+    /// An onMetaData number as a whole number in `range`, nil when it is missing or is
+    /// not a number there: the publisher controls it (NaN, infinity and 1e300 included),
+    /// and `Int(_:)` of those traps.
+    static func wholeNumber(_ value: Double?, in range: ClosedRange<Int>) -> Int? {
+        guard let value, value >= Double(range.lowerBound), value <= Double(range.upperBound) else { return nil }
+        return Int(value.rounded())
+    }
+
+    /// A failed recording write (a full disk) ends the recording, not the playing: the
+    /// file is closed with what reached it, the reason kept in the stats and reported.
+    private func stopRecording(_ failed: GuestRecorder, after error: Swift.Error) {
+        try? failed.finish()
+        recorder = nil
+        let message = "recording to \(failed.path) stopped: \(error)"
+        lock.lock()
+        _stats.recordingError = message
+        lock.unlock()
+        onEvent?(.recordingFailed(message: message))
     }
 
     private func present(_ frame: VideoFrame) throws {

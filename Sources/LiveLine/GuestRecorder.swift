@@ -9,7 +9,9 @@ import LiveRTMP
 /// The file is created at the first keyframe after a decoder configuration, with the
 /// size of the first decoded frame (or the metadata's). When the configuration changes
 /// mid-stream, its SPS/PPS are put in front of the next keyframe so decoders of the
-/// file switch with it. Confined to the guest's decode thread.
+/// file switch with it. A packet whose NAL lengths run past its end (a publisher can send
+/// anything) is left out and counted; only a failed write stops the recording. Confined
+/// to the guest's decode thread.
 public final class GuestRecorder {
     public let path: String
     private var recorder: MediaRecorder?
@@ -25,6 +27,8 @@ public final class GuestRecorder {
     }
 
     public var packetsWritten: Int { recorder?.packetsWritten ?? 0 }
+    /// Malformed packets left out of the recording.
+    public private(set) var packetsSkipped = 0
 
     public func setConfiguration(_ configuration: H264Bitstream.AVCDecoderConfiguration) {
         if recorder != nil, configuration != self.configuration { configurationChanged = true }
@@ -39,7 +43,10 @@ public final class GuestRecorder {
             recorder = try MediaRecorder(path: path, stream: VideoStreamInfo(
                 width: width, height: height, fps: max(1, fps), bitrate: 0, extradata: configuration.annexB))
         }
-        var annexB = try H264Bitstream.annexB(fromAVCC: packet.avcc, lengthSize: configuration.lengthSize)
+        guard var annexB = try? H264Bitstream.annexB(fromAVCC: packet.avcc, lengthSize: configuration.lengthSize) else {
+            packetsSkipped += 1
+            return
+        }
         if configurationChanged, packet.isKeyframe {
             annexB = configuration.annexB + annexB
             configurationChanged = false

@@ -37,6 +37,9 @@ public struct GuestStats: Sendable, Equatable {
     public var y4mFrames = 0
     /// Packets written to the recording.
     public var recordedPackets = 0
+    /// Why the recording stopped before the end (a failed write, e.g. a full disk); nil
+    /// while it goes on. Playing goes on without it.
+    public var recordingError: String?
 
     public init() {}
 }

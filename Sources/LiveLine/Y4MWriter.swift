@@ -33,6 +33,8 @@ public final class Y4MWriter {
     private let ownsDescriptor: Bool
     /// Frames per second for the header as numerator and denominator.
     public private(set) var frameRate: (Int, Int) = (30, 1)
+    /// The highest frame rate `setFrameRate` takes.
+    public static let maxFrameRate = 1000.0
     /// The stream's size, fixed by the first frame (0 before).
     public private(set) var width = 0
     public private(set) var height = 0
@@ -64,8 +66,10 @@ public final class Y4MWriter {
 
     /// Sets the header's frame rate (before the first frame): integers as N:1, NTSC-style
     /// rates (29.97…) as N000:1001.
+    /// Rates outside 0…`maxFrameRate` (a publisher's onMetaData can say anything, 1e300
+    /// included) keep the current one.
     public func setFrameRate(_ fps: Double) {
-        guard framesWritten == 0, fps.isFinite, fps > 0 else { return }
+        guard framesWritten == 0, fps > 0, fps <= Y4MWriter.maxFrameRate else { return }
         if abs(fps - fps.rounded()) < 0.01 {
             frameRate = (Int(fps.rounded()), 1)
         } else {

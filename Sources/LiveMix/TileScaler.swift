@@ -157,26 +157,28 @@ private final class PlaneMap {
             }
             return
         }
+        // Wrapping operators and neighbour pointers keep traps out of the pixel loops in the
+        // checked build: samples are 0…255 and weights 0…255, so nothing can overflow.
         let xi = xIndex, xw = xWeight, w = outW
         for row in 0..<outH {
             let fy = yWeight[row]
-            let r0 = src + (inY + Int(yIndex[row])) * srcStride
+            let r0 = src + (inY + Int(yIndex[row])) * srcStride, next0 = r0 + 1
             let out = base + row * dstStride
             if fy == 0 {
                 for d in 0..<w {
                     let i = Int(xi[d]), fx = xw[d]
-                    let a = Int32(r0[i]), b = Int32(r0[i + 1])
-                    out[d] = UInt8(truncatingIfNeeded: (a << 8 + (b - a) * fx + 128) >> 8)
+                    let a = Int32(r0[i]), b = Int32(next0[i])
+                    out[d] = UInt8(truncatingIfNeeded: (a << 8 &+ (b &- a) &* fx &+ 128) >> 8)
                 }
             } else {
-                let r1 = r0 + srcStride
+                let r1 = r0 + srcStride, next1 = r1 + 1
                 for d in 0..<w {
                     let i = Int(xi[d]), fx = xw[d]
-                    let a = Int32(r0[i]), b = Int32(r0[i + 1])
-                    let c = Int32(r1[i]), e = Int32(r1[i + 1])
-                    let top = a << 8 + (b - a) * fx
-                    let bottom = c << 8 + (e - c) * fx
-                    out[d] = UInt8(truncatingIfNeeded: (top << 8 + (bottom - top) * fy + 32768) >> 16)
+                    let a = Int32(r0[i]), b = Int32(next0[i])
+                    let c = Int32(r1[i]), e = Int32(next1[i])
+                    let top = a << 8 &+ (b &- a) &* fx
+                    let bottom = c << 8 &+ (e &- c) &* fx
+                    out[d] = UInt8(truncatingIfNeeded: (top << 8 &+ (bottom &- top) &* fy &+ 32768) >> 16)
                 }
             }
         }

@@ -12,6 +12,12 @@ import LiveNet
 /// Video goes out with the RTMP timestamp = dts (ms, from the first packet) and the
 /// FLV composition time = pts − dts.
 ///
+/// A stream starts clean: video frames are dropped (counted in `Stats.droppedFrames`)
+/// until a sequence header has been queued, and then until a keyframe, so nothing a
+/// player cannot decode reaches the server first. Metadata and the sequence header
+/// queued after `start()` go out before any frame (a reconnecting sink sends them on
+/// `.published` and asks its encoder for an IDR).
+///
 /// Bounded: packets wait in a queue here until the connection takes them; when the
 /// unsent media exceeds `maxQueuedMilliseconds` or `maxQueuedBytes`, non-keyframes
 /// are dropped (counted in `Stats.droppedFrames`) until the next keyframe, which also
@@ -79,7 +85,8 @@ public final class RTMPPublisher: @unchecked Sendable {
         public var sentFrames = 0
         /// Video packets waiting in the publisher's queue (not yet handed to the socket).
         public var queuedFrames = 0
-        /// Video packets dropped because the queue was over its cap.
+        /// Video packets dropped because the queue was over its cap, or because no
+        /// sequence header or keyframe had been queued yet.
         public var droppedFrames = 0
         /// True while non-keyframes are being dropped until the next keyframe.
         public var isCongested = false
@@ -117,6 +124,10 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var inFlight: [(end: UInt64, dts: Int64)] = []
     private var inFlightHead = 0
     private var dropping = false
+    /// A sequence header has been queued: frames may follow.
+    private var hasSequenceHeader = false
+    /// No keyframe yet since the sequence header: inter frames would not decode.
+    private var awaitingKeyframe = true
     private var sentFrames = 0
     private var droppedFrames = 0
     private var closeRequested = false
@@ -261,7 +272,15 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     private func enqueue(_ item: Item) {
         guard !closeRequested, !hasEnded else { return }
+        if case .video(_, _, _, true) = item { hasSequenceHeader = true }
         if case .video(let payload, let dts, let isKeyframe, let isConfiguration) = item, !isConfiguration {
+            // The stream starts with its headers, then an IDR: anything earlier is dropped.
+            guard hasSequenceHeader, isKeyframe || !awaitingKeyframe else {
+                droppedFrames += 1
+                updateStats()
+                return
+            }
+            awaitingKeyframe = false
             newestDTS = max(newestDTS ?? dts, dts)
             if isKeyframe {
                 if dropping || isOverCap { discardPendingFrames() }

@@ -144,7 +144,7 @@ struct GuestSession {
         if report.json {
             pipeline.onEvent = { event in
                 switch event {
-                case .ok, .buffering, .reconnecting, .closed, .firstFrame: report.event(event)
+                case .ok, .buffering, .reconnecting, .closed, .firstFrame, .recordingFailed: report.event(event)
                 case .status: break  // its figures are in the stats line
                 }
             }
@@ -263,6 +263,8 @@ struct GuestReport {
             emitJSON(jsonLine(["event": event.name, "percent": percent]))
         case .reconnecting(let times):
             emitJSON(jsonLine(["event": event.name, "times": times]))
+        case .recordingFailed(let message):
+            emitJSON(jsonLine(["event": event.name, "message": message]))
         case .closed(let code):
             emitJSON(jsonLine(["event": event.name, "code": code.rawValue]))
         case .status(let status):
@@ -294,6 +296,7 @@ struct GuestReport {
                 "skipped": stats.skippedPackets + stats.silentFrames, "reconnects": stats.reconnects,
                 "bytes": player.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
                 "snapshot": configuration.snapshotPath, "record": configuration.recordPath,
+                "recordError": stats.recordingError,
             ]))
         } else {
             if terminal { printError("") }
@@ -304,7 +307,7 @@ struct GuestReport {
                 line += String(format: ", latency p50 %.1f ms p95 %.1f ms", p50, p95)
             }
             if let snapshot = configuration.snapshotPath, stats.frames > 0 { line += ", snapshot \(snapshot)" }
-            if let record = configuration.recordPath { line += ", recorded to \(record)" }
+            if let record = configuration.recordPath { line += stats.recordingError.map { ", \($0)" } ?? ", recorded to \(record)" }
             printError(line)
         }
     }

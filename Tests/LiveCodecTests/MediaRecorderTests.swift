@@ -30,14 +30,14 @@ import Testing
         return try JSONDecoder().decode(Probe.self, from: data)
     }
 
-    /// 60 frames (2 s at 30 fps) of 320x240 recorded to `path`; returns the source frames.
-    @discardableResult
-    static func record(to path: String, bFrames: Int = 0) throws -> [VideoFrame] {
+    /// 60 frames (2 s at 30 fps) of 320x240, encoded: the stream, its packets in decode
+    /// order and the source frames.
+    static func encode(bFrames: Int = 0) throws -> (VideoStreamInfo, [EncodedVideoPacket], [VideoFrame]) {
         let config = H264EncoderConfig(width: 320, height: 240, fps: 30, bitrateKbps: 800,
                                        tune: bFrames > 0 ? "film" : "zerolatency", bFrames: bFrames)
         let encoder = try H264Encoder(config: config)
-        let recorder = try MediaRecorder(path: path, stream: encoder.streamInfo)
         var sources: [VideoFrame] = []
+        var packets: [EncodedVideoPacket] = []
         for i in 0..<60 {
             let frame = VideoFrame(width: 320, height: 240)
             TestPictures.drawMoving(frame, index: i)
@@ -45,12 +45,35 @@ import Testing
             frame.pts = MediaTime(micros: 5_000_000) + MediaTime(frame: Int64(i), fps: 30)
             frame.captureTimeMicros = 1_700_000_000_000_000 + UInt64(i)
             sources.append(frame)
-            for packet in try encoder.encode(frame) { try recorder.write(packet) }
+            packets += try encoder.encode(frame)
         }
-        for packet in try encoder.flush() { try recorder.write(packet) }
+        packets += try encoder.flush()
+        return (encoder.streamInfo, packets, sources)
+    }
+
+    /// 60 frames (2 s at 30 fps) of 320x240 recorded to `path`; returns the source frames.
+    @discardableResult
+    static func record(to path: String, bFrames: Int = 0) throws -> [VideoFrame] {
+        let (stream, packets, sources) = try encode(bFrames: bFrames)
+        let recorder = try MediaRecorder(path: path, stream: stream)
+        for packet in packets { try recorder.write(packet) }
         try recorder.finish()
         #expect(recorder.packetsWritten == 60)
         return sources
+    }
+
+    /// The frames ffprobe decodes from `path` (0 when it cannot read the file at all).
+    static func framesRead(_ path: String) throws -> Int {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+        process.arguments = ["-v", "quiet", "-select_streams", "v:0", "-count_frames",
+                             "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Int(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
     }
 
     @Test(arguments: ["flv", "mp4"])
@@ -101,5 +124,60 @@ import Testing
         // An FLV needs no trailer: what was written is readable.
         let stream = try #require(try Self.probe(path).streams.first)
         #expect(stream.nb_read_frames == "10")
+    }
+
+    /// A recording killed mid-way: never finished, and the file cut at `fraction` of its
+    /// length (the last write half done). A plain MP4 keeps its index at the end and would
+    /// lose everything; the fragmented one plays up to its last complete fragment.
+    @Test(arguments: [("mp4", 0.6), ("mp4", 0.95), ("flv", 0.6)])
+    func recordingCutOffStaysPlayable(container: String, fraction: Double) throws {
+        let directory = try TestPictures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("whole.\(container)").path
+        let (stream, packets, _) = try Self.encode()
+        do {
+            let recorder = try MediaRecorder(path: path, stream: stream)
+            for packet in packets { try recorder.write(packet) }
+            // No finish: the process dies here.
+        }
+        let whole = try Data(contentsOf: URL(fileURLWithPath: path))
+        let cutPath = directory.appendingPathComponent("cut.\(container)").path
+        try whole.prefix(Int(Double(whole.count) * fraction)).write(to: URL(fileURLWithPath: cutPath))
+        let frames = try Self.framesRead(cutPath)
+        // At least the first fragment (one second, 30 frames) of the two seconds.
+        #expect(frames >= 30 && frames < 60, "\(frames) frames read from \(whole.count) × \(fraction) bytes")
+    }
+
+    /// A full disk (/dev/full: every write fails with ENOSPC): the header (MP4 writes its
+    /// track header up front) or the packet that fills libavformat's write buffer throws
+    /// an error naming ENOSPC (FFmpeg codes are negative errnos); a recorder that got
+    /// past its header then refuses packets and its `finish` says why; nothing traps.
+    @Test(arguments: ["mp4", "flv"])
+    func fullDiskIsAnErrorNotACrash(container: String) throws {
+        let directory = try TestPictures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("full.\(container)").path
+        try FileManager.default.createSymbolicLink(atPath: path, withDestinationPath: "/dev/full")
+        let (stream, encoded, _) = try Self.encode()
+        // Each packet padded with a 64 KiB filler NAL unit, so the first packets overflow
+        // libavformat's 32 KiB write buffer and reach the disk.
+        let filler: [UInt8] = [0, 0, 0, 1, 0x0C] + [UInt8](repeating: 0xFF, count: 64 << 10)
+        let packets = encoded.map {
+            EncodedVideoPacket(data: $0.data + filler, pts: $0.pts, dts: $0.dts, isKeyframe: $0.isKeyframe,
+                               captureTimeMicros: $0.captureTimeMicros)
+        }
+        var recorder: MediaRecorder?
+        let error = #expect(throws: FFmpegError.self) {
+            let made = try MediaRecorder(path: path, stream: stream)
+            recorder = made
+            for packet in packets { try made.write(packet) }
+        }
+        #expect(error?.code == -ENOSPC, "\(String(describing: error))")
+        if let recorder {
+            #expect(error?.call.hasPrefix("av_write_frame") == true)
+            #expect(recorder.packetsWritten < packets.count)
+            #expect(throws: MediaRecorder.RecorderError.self) { try recorder.write(packets[0]) }
+            #expect(throws: MediaRecorder.RecorderError.self) { try recorder.finish() }
+        }
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import LiveCodec
 import LiveCore
 import LiveRTMP
+import LiveTestSupport
 import Testing
 @testable import LiveLine
 
@@ -94,6 +95,36 @@ struct GuestPipelineTests {
         let recorded = try Peers.probe(record)
         #expect(recorded.codec == "h264" && recorded.width == 640 && recorded.height == 360)
         #expect(recorded.frames >= 30, "recorded \(recorded.frames) frames")
+    }
+
+    @Test("a guest recording to a full disk reports recordingFailed and plays on to its frame limit")
+    func recordingToFullDisk() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let dir = try Peers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
+            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-f", "flv", nginx.url("full"),
+        ])
+        defer { ffmpeg.stop() }
+        // /dev/full: every write fails with ENOSPC, as on a full disk.
+        let record = dir.appendingPathComponent("rec.flv").path
+        try FileManager.default.createSymbolicLink(atPath: record, withDestinationPath: "/dev/full")
+        var configuration = GuestPipeline.Configuration(url: try RTMPURL(parsing: nginx.url("full")))
+        configuration.frameLimit = 60
+        configuration.recordPath = record
+        let guest = try GuestPipeline(configuration: configuration)
+        let events = Locked<[GuestEvent]>([])
+        guest.onEvent = { event in events.update { $0.append(event) } }
+        try guest.start()
+        // Before: the failed write ended the guest with an error.
+        #expect(try guest.wait(seconds: 20))
+        #expect(guest.endReason == .frameLimit)
+        #expect(guest.stats.frames >= 60)
+        let failure = try #require(guest.stats.recordingError)
+        #expect(failure.contains("No space left on device"), "\(failure)")
+        #expect(events.value.contains(.recordingFailed(message: failure)))
     }
 
     @Test("a guest of an unpublished name ends with an error naming the URL, not a hang")

@@ -36,4 +36,28 @@ struct Y4MWriterTests {
         let probed = try Peers.probe(path, format: "yuv4mpegpipe")
         #expect(probed.width == 64 && probed.height == 48 && probed.frames == 2)
     }
+
+    @Test("frame rates a publisher's onMetaData may carry (NaN, infinity, 1e300, negative) keep the default")
+    func hostileFrameRates() throws {
+        let dir = try Peers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let writer = try Y4MWriter(path: dir.appendingPathComponent("b.y4m").path)
+        // Before: 1e300 passed the finite check and `Int(_:)` trapped.
+        for fps in [Double.nan, .infinity, -.infinity, 1e300, -30, 0, 1e6] {
+            writer.setFrameRate(fps)
+            #expect(writer.frameRate == (30, 1), "\(fps)")
+        }
+        writer.setFrameRate(25)
+        #expect(writer.frameRate == (25, 1))
+    }
+
+    @Test("onMetaData figures become whole numbers only inside their range")
+    func metadataNumbers() {
+        #expect(GuestPipeline.wholeNumber(29.97, in: 1...1000) == 30)
+        #expect(GuestPipeline.wholeNumber(640, in: 1...16384) == 640)
+        for hostile in [Double.nan, .infinity, -.infinity, 1e300, -1, 0, 1e5] {
+            #expect(GuestPipeline.wholeNumber(hostile, in: 1...16384) == nil, "\(hostile)")
+        }
+        #expect(GuestPipeline.wholeNumber(nil, in: 1...1000) == nil)
+    }
 }
