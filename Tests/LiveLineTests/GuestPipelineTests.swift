@@ -60,10 +60,7 @@ struct GuestPipelineTests {
         defer { nginx.stop() }
         let dir = try Peers.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
-            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
-            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-f", "flv", nginx.url("x"),
-        ])
+        let ffmpeg = try Peers.testPattern(to: nginx.url("x"))
         defer { ffmpeg.stop() }
 
         let snapshot = dir.appendingPathComponent("last.png").path
@@ -103,10 +100,7 @@ struct GuestPipelineTests {
         defer { nginx.stop() }
         let dir = try Peers.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
-            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
-            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-f", "flv", nginx.url("full"),
-        ])
+        let ffmpeg = try Peers.testPattern(to: nginx.url("full"))
         defer { ffmpeg.stop() }
         // /dev/full: every write fails with ENOSPC, as on a full disk.
         let record = dir.appendingPathComponent("rec.flv").path

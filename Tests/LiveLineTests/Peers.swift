@@ -52,6 +52,14 @@ enum Peers {
         } == 0
     }
 
+    /// ffmpeg pushing a live 640x360 testsrc2 (H.264, a keyframe a second) to `url`.
+    static func testPattern(to url: String) throws -> Background {
+        try Background("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=640x360:rate=30",
+            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "30", "-f", "flv", url,
+        ])
+    }
+
     static func temporaryDirectory() throws -> URL { try makeTemporaryDirectory(prefix: "liveline-guest-") }
 
     /// nginx-rtmp on a free port, `application live { live on; }`, stopped on `stop()`.

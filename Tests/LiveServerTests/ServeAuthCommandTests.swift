@@ -6,13 +6,6 @@ import Testing
 @Suite("liveline serve access options")
 struct ServeAuthCommandTests {
     /// The ready line's ports.
-    func ports(_ serve: ChildProcess) throws -> (rtmp: UInt16, http: UInt16) {
-        #expect(eventually(10) { serve.stdout.contains("\n") })
-        let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let match = try #require(try Regex(#"^ready rtmp://[^ ]+:(\d+) http://[^ ]+:(\d+)$"#).wholeMatch(in: line), "\(line) \(serve.stderr)")
-        return (try #require(UInt16(match.output[1].substring ?? "")), try #require(UInt16(match.output[2].substring ?? "")))
-    }
-
     @Test("without a secret, binding beyond loopback is refused unless --no-auth, which warns on stderr")
     func secureDefault() throws {
         let refused = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "0.0.0.0:0", "--http", "127.0.0.1:0"])
@@ -23,14 +16,14 @@ struct ServeAuthCommandTests {
         #expect(http.stderr.contains("--http ::"))
 
         let open = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "0.0.0.0:0", "--http", "127.0.0.1:0", "--no-auth"])
-        let (_, httpPort) = try ports(open)
+        let (_, httpPort) = try servePorts(open)
         #expect(open.stderr.contains("WARNING: NO ACCESS CONTROL (--no-auth) on --rtmp 0.0.0.0:0"), "\(open.stderr)")
         #expect(try httpGet(port: httpPort, "/api/streams").status == 200)
         open.signal(SIGTERM)
         #expect(open.wait(timeout: 10) == 0)
 
         let loopback = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
-        _ = try ports(loopback)
+        _ = try servePorts(loopback)
         #expect(!loopback.stderr.contains("WARNING"))
         loopback.signal(SIGTERM)
         #expect(loopback.wait(timeout: 10) == 0)
@@ -46,7 +39,7 @@ struct ServeAuthCommandTests {
             "serve", "--rtmp", "0.0.0.0:0", "--http", "127.0.0.1:0", "--auth-secret-file", secretFile, "--on-expiry", "close",
         ])
         defer { serve.signal(SIGTERM); _ = serve.wait(timeout: 10) }
-        let (rtmpPort, httpPort) = try ports(serve)
+        let (rtmpPort, httpPort) = try servePorts(serve)
         #expect(!serve.stderr.contains("WARNING"))
         #expect(try httpGet(port: httpPort, "/api/streams").status == 401)
         #expect(try httpGet(port: httpPort, "/healthz").status == 200)
@@ -82,7 +75,7 @@ struct ServeAuthCommandTests {
         let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0",
                                                              "--auth-secret-file", secretFile])
         defer { serve.signal(SIGTERM); _ = serve.wait(timeout: 10) }
-        _ = try ports(serve)
+        _ = try servePorts(serve)
         #expect(serve.stderr.contains("can be read by others (mode 644)"), "\(serve.stderr)")
     }
 
@@ -98,7 +91,7 @@ struct ServeAuthCommandTests {
     func loopbackHosts() throws {
         // Exercised through the command: 127.0.0.2 is loopback, so no secret is needed.
         let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.2:0", "--http", "localhost:0"])
-        _ = try ports(serve)
+        _ = try servePorts(serve)
         serve.signal(SIGTERM)
         #expect(serve.wait(timeout: 10) == 0)
         let named = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.example.com:0", "--http", "127.0.0.1:0"])

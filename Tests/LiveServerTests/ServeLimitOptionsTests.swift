@@ -20,10 +20,7 @@ struct ServeLimitOptionsTests {
             serve.signal(SIGTERM)
             _ = serve.wait(timeout: 10)
         }
-        #expect(eventually(10) { serve.stdout.contains("\n") })
-        let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let match = try #require(try Regex(#"http://127\.0\.0\.1:(\d+)$"#).firstMatch(in: line))
-        let port = try #require(UInt16(match.output[1].substring ?? ""))
+        let port = try servePorts(serve).http
 
         // One API connection open and idle; a newcomer takes its place (the cap is 1).
         let held = try TestSocket(port: port)

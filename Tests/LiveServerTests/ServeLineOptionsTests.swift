@@ -15,12 +15,8 @@ struct ServeLineOptionsTests {
             serve.signal(SIGTERM)
             _ = serve.wait(timeout: 10)
         }
-        #expect(eventually(10) { serve.stdout.contains("\n") })
-        let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let match = try #require(try Regex(#"http://127\.0\.0\.1:(\d+)$"#).firstMatch(in: line))
-        let port = try #require(UInt16(match.output[1].substring ?? ""))
-        let rtmpMatch = try #require(try Regex(#"rtmp://127\.0\.0\.1:(\d+) "#).firstMatch(in: line))
-        let stream = try publishLine("cli", rtmpPort: try #require(UInt16(rtmpMatch.output[1].substring ?? "")))
+        let (rtmpPort, port) = try servePorts(serve)
+        let stream = try publishLine("cli", rtmpPort: rtmpPort)
         defer { withExtendedLifetime(stream.publisher) {} }
         let clients = try EventLoopGroup(count: 1, name: "serve-line")
         defer { clients.shutdown() }

@@ -29,6 +29,14 @@ func apiStreams(_ relay: RelayServer, headers: [String] = []) throws -> [StreamS
     return try JSONDecoder().decode([StreamStats].self, from: Data(body.utf8))
 }
 
+/// The ports a `liveline serve` child prints on its ready line.
+func servePorts(_ serve: ChildProcess) throws -> (rtmp: UInt16, http: UInt16) {
+    #expect(eventually(10) { serve.stdout.contains("\n") })
+    let line = serve.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+    let match = try #require(try Regex(#"^ready rtmp://[^ ]+:(\d+) http://[^ ]+:(\d+)$"#).wholeMatch(in: line), "\(line) \(serve.stderr)")
+    return (try #require(UInt16(match.output[1].substring ?? "")), try #require(UInt16(match.output[2].substring ?? "")))
+}
+
 /// Polls `condition` every 50 ms until it holds or `timeout` passes.
 func eventually(_ timeout: Double, _ condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(timeout)

@@ -147,17 +147,11 @@ struct CohostLineTests {
 
     @Test("with tokens: hoster and guest each by a --token-command open, join, co-host and mix; a guest without a token gets 213")
     func linesWithTokens() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let secret = directory.appendingPathComponent("secret").path
-        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
-        let server = try Server(["--auth-secret-file", secret])
-        defer { server.background.stop() }
-        let url = server.url("tok")
-        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
-        func command(_ sub: String, _ permissions: String) -> String {
-            "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl 10m"
-        }
+        let relay = try TokenRelay()
+        defer { relay.stop() }
+        let url = relay.server.url("tok")
+        let signal = relay.signal
+        let command = { (sub: String, permissions: String) in relay.command(sub, permissions, ttl: "10m") }
         let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "tok", "--accept", "auto",
                                      "--signal", signal, "--stats", "json", "--duration", "30",
                                      "--token-command", command("alice", "--publish live/tok --line-host tok --play 'live/line-*'")])
@@ -176,17 +170,11 @@ struct CohostLineTests {
 
     @Test("tokens lasting 20 s: a guest with --token-command renews (tokenWillExpire half-way) and stays in; one with --token is dropped with 212")
     func renewalFromTheCommandLine() throws {
-        let directory = try CLI.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let secret = directory.appendingPathComponent("secret").path
-        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
-        let server = try Server(["--auth-secret-file", secret])
-        defer { server.background.stop() }
-        let url = server.url("ren")
-        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
-        func command(_ sub: String, _ permissions: String, ttl: String) -> String {
-            "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl \(ttl)"
-        }
+        let relay = try TokenRelay()
+        defer { relay.stop() }
+        let url = relay.server.url("ren")
+        let signal = relay.signal
+        func command(_ sub: String, _ permissions: String, ttl: String) -> String { relay.command(sub, permissions, ttl: ttl) }
         let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "ren", "--accept", "none",
                                      "--signal", signal, "--stats", "json", "--duration", "40",
                                      "--token-command", command("alice", "--publish live/ren --line-host ren", ttl: "10m")])
@@ -195,7 +183,7 @@ struct CohostLineTests {
         let renewing = try KitProcess(["guest", url, "--line", "ren", "--no-play", "--signal", signal, "--stats", "json", "--duration", "40",
                                        "--token-command", command("bob", "--line-guest ren", ttl: "20s")])
         defer { _ = renewing.stop() }
-        let fixedToken = try CLI.liveline("token", "--secret-file", secret, "--sub", "carl", "--line-guest", "ren", "--ttl", "20s")
+        let fixedToken = try CLI.liveline("token", "--secret-file", relay.secret, "--sub", "carl", "--line-guest", "ren", "--ttl", "20s")
             .stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let fixed = try KitProcess(["guest", url, "--line", "ren", "--no-play", "--signal", signal, "--stats", "json", "--duration", "40",
                                     "--token", fixedToken])
@@ -216,5 +204,31 @@ struct CohostLineTests {
     func usageErrors(arguments: [String]) throws {
         let result = try CLI.run(CLI.liveline, arguments)
         #expect(result.status == 2, "stderr: \(result.stderr)")
+    }
+}
+
+/// A `liveline serve` with tokens on, the secret it checks, and `--token-command`s that
+/// mint from that secret.
+private struct TokenRelay {
+    let directory: URL
+    let secret: String
+    let server: Server
+
+    init() throws {
+        directory = try CLI.temporaryDirectory()
+        secret = directory.appendingPathComponent("secret").path
+        #expect(try CLI.liveline("token", "--new-secret", secret).status == 0)
+        server = try Server(["--auth-secret-file", secret])
+    }
+
+    var signal: String { "ws://127.0.0.1:\(server.httpPort)/line" }
+
+    func command(_ sub: String, _ permissions: String, ttl: String) -> String {
+        "'\(CLI.liveline)' token --secret-file '\(secret)' --sub \(sub) \(permissions) --ttl \(ttl)"
+    }
+
+    func stop() {
+        server.background.stop()
+        try? FileManager.default.removeItem(at: directory)
     }
 }
