@@ -313,6 +313,20 @@ class WS:
         return next((e for e in reversed(ev) if e.get("event") in ("reply", "close", "eof")), {"event": "none"}), ev
 
 
+def open_line(server, live_id, user="host"):
+    """A line opened as its hoster opens it: publish live/LIVE_ID with a lineKey nobody else
+    sees, create with the same key (servers that do not ask for it ignore the fields).
+    Returns (publisher, hoster WebSocket, the create's reply)."""
+    key = base64.urlsafe_b64encode(os.urandom(12)).decode()
+    publisher = RTMP(server.rtmp_port)
+    publisher.publish(f"{live_id}?lineKey={key}")
+    publisher.video(avc_header(), 0)
+    host = WS(server.http_port)
+    reply, _ = host.request({"op": "create", "id": 1, "liveId": live_id, "userId": user,
+                             "stream": f"live/{live_id}", "lineKey": key})
+    return publisher, host, reply
+
+
 def reply_text(e):
     if e.get("event") == "reply":
         return f"code {e.get('code')}: {e.get('message')}"
@@ -343,8 +357,7 @@ def members_page(server, scale):
 
 @attack("members-page-live", "the same pages on a line that exists")
 def members_page_live(server, scale):
-    host = WS(server.http_port)
-    host.request({"op": "create", "id": 1, "liveId": "pages", "userId": "h"})
+    pub, host, _ = open_line(server, "pages")
     answers = []
     for page in ("9223372036854775807", "1229782938247303442"):
         try:
@@ -353,6 +366,7 @@ def members_page_live(server, scale):
         except OSError as e:
             answers.append(f"error {e}")
     host.s.close()
+    pub.s.close()
     return "HTTP " + " / ".join(answers)
 
 
@@ -490,10 +504,9 @@ def partial_bodies(server, scale):
 @attack("line-spam", "a spammer in a room of 1000 silent members sends messages for 5 s; another room's round trip")
 def line_spam(server, scale):
     n = int(1000 * scale)
-    host = WS(server.http_port)
-    r, _ = host.request({"op": "create", "id": 1, "liveId": "spam", "userId": "spammer"})
+    pub, host, r = open_line(server, "spam", user="spammer")
     if r.get("code") != 0:
-        return f"create refused ({reply_text(r)}): the spam room needs a published stream"
+        return f"create refused ({reply_text(r)})"
     members = []
     for i in range(n):
         try:
@@ -502,8 +515,7 @@ def line_spam(server, scale):
             members.append(m)
         except OSError:
             break
-    other = WS(server.http_port)
-    other.request({"op": "create", "id": 1, "liveId": "quiet", "userId": "q"})
+    other_pub, other, _ = open_line(server, "quiet", user="q")
     cpu0, t0, sent, trips, closed_at = server.cpu_seconds(), time.time(), 0, [], None
     while time.time() - t0 < 5:
         try:
@@ -520,7 +532,7 @@ def line_spam(server, scale):
     cpu = server.cpu_seconds() - cpu0
     spammer = "closed after %d messages" % closed_at if closed_at is not None else (
         "closed" if is_closed(host.s, 0.5) else f"kept ({sent} sent)")
-    for m in members + [host, other]:
+    for m in members + [host, other, pub, other_pub]:
         m.s.close()
     worst = max(trips) if trips else float("nan")
     return f"{len(members)} members; spammer {spammer}; server CPU {cpu:.1f} s in 5 s; other room's worst round trip {worst * 1000:.0f} ms"
@@ -530,8 +542,12 @@ def line_spam(server, scale):
 def live_info(server, scale):
     answers = []
     for i, info in enumerate(["[1,]", "\ufeff{\"a\":1}"]):
+        key = base64.urlsafe_b64encode(os.urandom(12)).decode()
+        pub = RTMP(server.rtmp_port)
+        pub.publish(f"info{i}?lineKey={key}")
         w = WS(server.http_port)
-        r, _ = w.request({"op": "create", "id": 1, "liveId": f"info{i}", "userId": "h", "liveInfo": info})
+        r, _ = w.request({"op": "create", "id": 1, "liveId": f"info{i}", "userId": "h", "liveInfo": info,
+                          "stream": f"live/info{i}", "lineKey": key})
         answers.append(reply_text(r))
     status, body = http(server.http_port, "/api/live")
     try:
@@ -584,10 +600,7 @@ def line_squat(server, scale):
     squatter = WS(server.http_port)
     r, _ = squatter.request({"op": "create", "id": 1, "liveId": "squat", "userId": "evil"})
     squat = reply_text(r)
-    pub = RTMP(server.rtmp_port)
-    pub.publish("owned2")
-    host = WS(server.http_port)
-    r, _ = host.request({"op": "create", "id": 1, "liveId": "owned2", "userId": "host"})
+    pub, host, r = open_line(server, "owned2")
     created = reply_text(r)
     guest = WS(server.http_port)
     r, _ = guest.request({"op": "join", "id": 1, "liveId": "owned2", "userId": "host"})
@@ -599,15 +612,12 @@ def line_squat(server, scale):
     for c in (squatter, host, guest, guest2):
         c.s.close()
     pub.s.close()
-    return f"squat: {squat}; join as host: {twice}; guest's close: {close}"
+    return f"squat: {squat}; the hoster's own create: {created}; join as host: {twice}; guest's close: {close}"
 
 
 @attack("cohost-listing", "is a co-host's pubId stream listed in /api/streams or /metrics?")
 def cohost_listing(server, scale):
-    pub = RTMP(server.rtmp_port)
-    pub.publish("room")
-    host = WS(server.http_port)
-    r, _ = host.request({"op": "create", "id": 1, "liveId": "room", "userId": "host"})
+    pub, host, r = open_line(server, "room")
     guest = WS(server.http_port)
     guest.request({"op": "join", "id": 1, "liveId": "room", "userId": "g"})
     guest.send({"op": "apply", "id": 2})
@@ -635,6 +645,49 @@ def cohost_listing(server, scale):
     return f"listed in: {', '.join(listed) or 'neither'}; co-host's publish ended by the server after hang-up: {ended}"
 
 
+SECRET = os.path.join(tempfile.mkdtemp(prefix="liveline-attacks-"), "secret")
+
+
+def mint(binary, sub, *permissions, ttl="10m"):
+    out = subprocess.run([binary, "token", "--secret-file", SECRET, "--sub", sub, *permissions, "--ttl", ttl],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+@attack("no-token", "with --auth-secret-file: publish, play, take over, call the API and open a line without the "
+        "right token", serve=("--auth-secret-file", SECRET))
+def no_token(server, scale):
+    binary = server.binary
+    good = mint(binary, "alice", "--publish", "live/room1")
+    other = mint(binary, "mallory", "--publish", "live/other", "--play", "live/*")
+    answers = []
+    c = RTMP(server.rtmp_port)
+    answers.append("publish, no token: " + status_words(c.publish("room1")))
+    c.s.close()
+    c = RTMP(server.rtmp_port)
+    answers.append("publish, forged signature: " + status_words(c.publish("room1?token=" + good[:-2] + ("AA" if not good.endswith("AA") else "BB"))))
+    c.s.close()
+    owner = RTMP(server.rtmp_port)
+    answers.append("owner: " + status_words(owner.publish("room1?token=" + good)))
+    owner.video(avc_header(), 0)
+    thief = RTMP(server.rtmp_port)
+    answers.append("takeover with another path's token: " + status_words(thief.publish("room1?token=" + other)))
+    answers.append(f"owner still connected: {not is_closed(owner.s, 0.3)}")
+    viewer = RTMP(server.rtmp_port)
+    viewer.play("room1")
+    answers.append("play, no token: " + status_words(read_some(viewer.s, wait=1.0)))
+    status, body = http(server.http_port, "/api/streams")
+    answers.append(f"/api/streams without a bearer: {status} {body[:60].decode(errors='replace')}")
+    status, _ = http(server.http_port, "/api/streams", headers={"Authorization": "Bearer " + mint(binary, "ops", "--api", "api/*")})
+    answers.append(f"with an api token: {status}")
+    w = WS(server.http_port)
+    r, _ = w.request({"op": "create", "id": 1, "liveId": "room1", "userId": "mallory"})
+    answers.append("line create without a token: " + reply_text(r))
+    for sock in (thief.s, viewer.s, owner.s, w.s):
+        sock.close()
+    return "; ".join(answers)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--liveline", default=".build/release/liveline")
@@ -648,6 +701,8 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
     help_text = subprocess.run([args.liveline, "serve", "--help"], capture_output=True, text=True).stdout
     extra, idle, header_wait = [], 30.0, 15.0
+    if "--auth-secret-file" in help_text:
+        subprocess.run([args.liveline, "token", "--new-secret", SECRET], check=True, capture_output=True)
     if "--idle-timeout" in help_text:
         extra += ["--idle-timeout", "5"]
         idle = 5.0
@@ -659,7 +714,11 @@ def main():
     for name, what, serve, run in ATTACKS:
         if wanted and name not in wanted:
             continue
+        if "--auth-secret-file" in serve and "--auth-secret-file" not in help_text:
+            print(f"| {name}: {what} | (this build has no access control) | | | |", flush=True)
+            continue
         server = Server(args.liveline, extra + list(serve))
+        server.binary = args.liveline
         server.idle, server.header_wait = idle, header_wait
         time.sleep(0.3)
         before = server.rss_kb()

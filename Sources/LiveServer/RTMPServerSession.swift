@@ -16,9 +16,10 @@ import LiveRTMP
 /// costs no one else anything. Dropped video frames are counted per player, per
 /// stream and in total.
 ///
-/// Timers: the handshake must finish within `handshakeTimeout`; a connection on which
-/// no byte moves for `idleTimeout` is closed by LiveNet; every `pingInterval` the
-/// session sends a ping request (players waiting for a publisher stay alive), closes a
+/// Timers: the handshake must finish within `handshakeTimeout`; a connection from which
+/// no byte arrives for `idleTimeout` is closed by LiveNet (the server's own writes do not
+/// count); every `pingInterval` the session sends a ping request (a player waiting for a
+/// publisher stays alive by answering it), closes a
 /// publisher that sent no media for `idleTimeout`, and closes a connection that has
 /// neither published nor played for `idleTimeout`.
 ///
