@@ -56,7 +56,8 @@ struct HostileRTMPClientTests {
         #expect(eventually(2) { relay.rtmp.unfinishedBudget.usedBytes == 0 })
     }
 
-    @Test("memory parked by 20 connections is given back to the system once they close")
+    @Test("memory parked by 20 connections is given back to the system once they close",
+          .disabled(if: addressSanitizerIsOn, "AddressSanitizer's allocator holds freed memory in quarantine; the plain run checks this"))
     func memoryReturnsAfterClose() throws {
         let relay = try startRelay()
         defer { relay.shutdown() }

@@ -29,6 +29,9 @@ func apiStreams(_ relay: RelayServer, headers: [String] = []) throws -> [StreamS
     return try JSONDecoder().decode([StreamStats].self, from: Data(body.utf8))
 }
 
+/// True when this test binary runs with AddressSanitizer (its runtime is linked in).
+let addressSanitizerIsOn = dlsym(nil, "__asan_init") != nil
+
 /// The ports a `liveline serve` child prints on its ready line.
 func servePorts(_ serve: ChildProcess) throws -> (rtmp: UInt16, http: UInt16) {
     #expect(eventually(10) { serve.stdout.contains("\n") })
