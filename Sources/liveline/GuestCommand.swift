@@ -170,6 +170,9 @@ struct GuestSession {
                 _ = try? pipeline.wait()
                 break
             }
+            // The pipeline set its end (and reported `closed`) after the wait timed out:
+            // no stats line may follow `closed`; the next wait returns at once.
+            if pipeline.endReason != nil { continue }
             let now = Clock.monotonicMicros()
             let stats = pipeline.stats
             report.tick(stats, previous: previous, player: pipeline.playerStats,
