@@ -211,6 +211,34 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
     }
 
+    /// What `admit` decided: the claims that allow the action (nil with auth off), or why not.
+    private enum Admission {
+        case allowed(AccessClaims?)
+        case refused(String)
+    }
+
+    /// The token check (with auth on), then the relay's own rule for the action: the
+    /// publish rule for every name, the play rule for co-host (`line-…`) names. Refusals
+    /// are logged; the caller counts and answers them.
+    private func admit(_ action: AccessAction, _ key: StreamKey, query: String?) -> Admission {
+        let claims: AccessClaims?
+        do {
+            claims = try authorize(action, key, query: query)
+        } catch {
+            return .refused(error.statusText)
+        }
+        let rule: String? = switch action {
+        case .publish: server.publishAuthorizer.refusal(key, query: query)
+        case .play where key.name.hasPrefix(LineRegistry.pubIdPrefix): server.playAuthorizer.refusal(key, query: query, claims: claims)
+        default: nil
+        }
+        if let rule {
+            Log.warning("rtmp \(peer): \(action.rawValue) of \(key) refused: \(rule)")
+            return .refused(rule)
+        }
+        return .allowed(claims)
+    }
+
     private func publish(streamID: UInt32, name: String, query: String?) throws {
         guard publication == nil, playback == nil else {
             try core.rejectPublish(streamID: streamID, description: "This connection already has a stream")
@@ -218,17 +246,12 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
         let key = streamKey(name)
         let claims: AccessClaims?
-        do {
-            claims = try authorize(.publish, key, query: query)
-        } catch {
+        switch admit(.publish, key, query: query) {
+        case .allowed(let granted):
+            claims = granted
+        case .refused(let reason):
             RelayCounters.add(server.counters.refusedPublishes, 1)
-            try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: error.statusText)
-            return
-        }
-        if let refusal = server.publishAuthorizer.refusal(key, query: query) {
-            RelayCounters.add(server.counters.refusedPublishes, 1)
-            Log.warning("rtmp \(peer): publish of \(key) refused: \(refusal)")
-            try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: refusal)
+            try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: reason)
             return
         }
         let (stream, claim) = server.registry.claim(key, by: self, address: peer, query: query, authorized: claims != nil)
@@ -259,17 +282,12 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
         let key = streamKey(name)
         let claims: AccessClaims?
-        do {
-            claims = try authorize(.play, key, query: query)
-        } catch {
+        switch admit(.play, key, query: query) {
+        case .allowed(let granted):
+            claims = granted
+        case .refused(let reason):
             RelayCounters.add(server.counters.refusedPlays, 1)
-            try core.rejectPlay(streamID: streamID, code: RTMPStatus.Code.playFailed, description: error.statusText)
-            return
-        }
-        if name.hasPrefix(LineRegistry.pubIdPrefix), let refusal = server.playAuthorizer.refusal(key, query: query, claims: claims) {
-            RelayCounters.add(server.counters.refusedPlays, 1)
-            Log.warning("rtmp \(peer): play of \(key) refused: \(refusal)")
-            try core.rejectPlay(streamID: streamID, code: RTMPStatus.Code.playFailed, description: refusal)
+            try core.rejectPlay(streamID: streamID, code: RTMPStatus.Code.playFailed, description: reason)
             return
         }
         let counters = PlayerCounters()
