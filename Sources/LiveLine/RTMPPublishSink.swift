@@ -151,7 +151,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             throw LiveError(.networkError, "RTMP publish failed: \(error)")
         }
         sendHeaders(publisher, stream: stream)
-        loop.execute { [self] in scheduleStatus() }
+        loop.executeCoalesced { [self] in scheduleStatus() }
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
@@ -282,7 +282,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
                 return self.reconnect(to: self.url, loop: loop)
             }
             tokens.fetch(for: self.url) { [weak self] result in
-                loop.execute { [weak self] in
+                // Never refused for a full queue: one per reconnect try, and a lost one
+                // would end the retries.
+                loop.executeCoalesced { [weak self] in
                     guard let self, !self.isClosing else { return }
                     switch result {
                     case .success(let url):

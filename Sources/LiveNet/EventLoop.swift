@@ -213,6 +213,17 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         submit(bounded: true, task)
     }
 
+    /// Like `execute`, but never refused for a full queue, only when the loop has shut
+    /// down. For a caller that keeps at most one such task waiting per object it owns (a
+    /// coalesced flush, a takeover notice, a reconnect try) or sends a rare control
+    /// message whose loss would cost more than a longer queue (a stream's headers), so
+    /// that what it adds is bounded by those objects, not by how often it is called.
+    /// Called from any thread.
+    @discardableResult
+    public func executeCoalesced(_ task: @escaping @Sendable () -> Void) -> Bool {
+        submit(bounded: false, task)
+    }
+
     /// Tasks refused by `execute` because the queue was full.
     public var droppedTaskCount: Int {
         lock.lock()
@@ -225,6 +236,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         lock.lock()
         defer { lock.unlock() }
         return state == .stopped ? .loopShutdown : .loopBusy
+    }
+
+    /// Why `execute` refuses tasks now, in words: "shut down" or "busy (N tasks waiting)".
+    public var refusalReason: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return state == .stopped ? "shut down" : "busy (\(tasks.count) tasks waiting)"
     }
 
     /// Tasks waiting to run.

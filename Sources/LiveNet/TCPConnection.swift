@@ -25,25 +25,37 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     public let loop: EventLoop
     public let options: TCPConnectionOptions
     /// Receives reads and state changes; set it in the accept or connect callback.
-    public var handler: TCPConnectionHandler?
-    public private(set) var state: State
+    public var handler: TCPConnectionHandler? {
+        get { currentHandler }
+        set { currentHandler = newValue }
+    }
+    public var state: State { currentState }
     /// "ip:port" of the other end.
-    public private(set) var peerAddress: String
+    public var peerAddress: String { currentPeerAddress }
     /// Bytes received since the connection opened.
-    public private(set) var bytesRead: UInt64 = 0
+    public var bytesRead: UInt64 { readCount }
     /// Bytes the kernel accepted from the write queue.
-    public private(set) var bytesWritten: UInt64 = 0
+    public var bytesWritten: UInt64 { writtenCount }
     /// Writes refused because the queue was at the high watermark.
-    public private(set) var refusedWrites: UInt64 = 0
+    public var refusedWrites: UInt64 { refusedCount }
     /// False from the moment the queue reaches `highWatermark` until it drains to
     /// `lowWatermark`; writes are refused meanwhile.
-    public private(set) var isWritable = true
+    public var isWritable: Bool { writable }
     /// Close the connection after this long without a byte moving (received bytes
     /// only, unless `options.idleCountsWrites`); nil: never.
     public var idleTimeout: Duration? {
         didSet { armIdleTimer(fresh: true) }
     }
 
+    // The state behind the public properties above is private: the compiler sees every
+    // access to it, so it needs no run-time exclusivity checks on the write path.
+    private var currentHandler: TCPConnectionHandler?
+    private var currentState: State
+    private var currentPeerAddress: String
+    private var readCount: UInt64 = 0
+    private var writtenCount: UInt64 = 0
+    private var refusedCount: UInt64 = 0
+    private var writable = true
     private(set) var fd: Int32
     private var sourceID: UInt64 = 0
     private var interest: UInt32 = 0
@@ -63,8 +75,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         self.fd = fd
         self.loop = loop
         self.options = options
-        self.peerAddress = peerAddress
-        self.state = state
+        self.currentPeerAddress = peerAddress
+        self.currentState = state
         self.idleTimeout = options.idleTimeout
     }
 
@@ -143,8 +155,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         do throws(NetError) {
             let failure = try Syscall.socketError(fd)
             if failure != 0 { throw NetError.syscall(call: "connect", errno: failure) }
-            state = .open
-            if let peer = try? Syscall.peerAddress(fd) { peerAddress = peer.description }
+            currentState = .open
+            if let peer = try? Syscall.peerAddress(fd) { currentPeerAddress = peer.description }
             try applySocketOptions()
             try updateInterest()
         } catch {
@@ -215,9 +227,9 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
                 closeNow(nil)
                 return
             }
-            bytesRead += UInt64(count)
+            readCount += UInt64(count)
             lastActivity = loop.now
-            handler?.onRead(self, UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            currentHandler?.onRead(self, UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             guard state == .open, !readingPaused, count == buffer.count else { return }
         }
     }
@@ -233,7 +245,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     public func write(_ bytes: SharedBytes, range: Range<Int>? = nil) -> Bool {
         guard state == .open else { return false }
         guard isWritable else {
-            refusedWrites += 1
+            refusedCount += 1
             return false
         }
         let range = range ?? 0..<bytes.count
@@ -245,8 +257,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             loop.flushLater(self)
         }
         if queue.byteCount >= options.highWatermark {
-            isWritable = false
-            handler?.onWritabilityChanged(self, false)
+            writable = false
+            currentHandler?.onWritabilityChanged(self, false)
         }
         return true
     }
@@ -255,7 +267,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     @discardableResult
     public func write(_ bytes: [UInt8]) -> Bool {
         guard state == .open, isWritable else {
-            if state == .open { refusedWrites += 1 }
+            if state == .open { refusedCount += 1 }
             return false
         }
         return write(SharedBytes(bytes))
@@ -280,7 +292,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             }
             guard case .done(let written) = result else { break }
             queue.consume(written)
-            bytesWritten += UInt64(written)
+            writtenCount += UInt64(written)
             progressed = true
             // A short write means the socket buffer is full; EPOLLOUT says when it is not.
             if written < total { break }
@@ -294,14 +306,14 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             return
         }
         if !isWritable, queue.byteCount <= options.lowWatermark, state == .open {
-            isWritable = true
-            handler?.onWritabilityChanged(self, true)
+            writable = true
+            currentHandler?.onWritabilityChanged(self, true)
         }
         guard queue.isEmpty else { return }
         if state == .closing {
             closeNow(nil)
         } else if progressed, state == .open {
-            handler?.onDrained(self)
+            currentHandler?.onDrained(self)
         }
     }
 
@@ -390,7 +402,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             if queue.isEmpty {
                 closeNow(nil)
             } else {
-                state = .closing
+                currentState = .closing
                 try? updateInterest()
                 if !flushScheduled, !awaitingWritable {
                     flushScheduled = true
@@ -408,7 +420,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     private func closeNow(_ error: NetError?) {
         guard state != .closed else { return }
         let wasConnecting = state == .connecting
-        state = .closed
+        currentState = .closed
         idleTimer?.cancel()
         idleTimer = nil
         connectTimer?.cancel()
@@ -427,8 +439,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             connectCompletion = nil
             completion?(.failure(error ?? .connectionClosed))
         } else {
-            let handler = self.handler
-            self.handler = nil
+            let handler = currentHandler
+            currentHandler = nil
             handler?.onClose(self, error)
         }
         let closed = onClosed

@@ -1,6 +1,7 @@
 import Foundation
 import LiveCore
 import LiveNet
+import Synchronization
 
 /// Publishes one H.264 stream to an RTMP server (seed: the hoster's push of
 /// `startPushRtmpStream`, reported through onRtmpStreamOk / onRtmpStreamFailed /
@@ -130,6 +131,8 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var awaitingKeyframe = true
     private var sentFrames = 0
     private var droppedFrames = 0
+    /// Frames `send` could not hand to the loop (its queue was full); any thread.
+    private let refusedFrames = Atomic<Int>(0)
     private var closeRequested = false
     private var isPublishing = false
     private var hasEnded = false
@@ -171,14 +174,16 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     /// Queues @setDataFrame onMetaData.
     public func send(metadata: RTMPStreamMetadata) {
-        loop.execute { [self] in enqueue(.metadata(metadata)) }
+        // Headers are rare and a player cannot start without them: never refused for a
+        // full queue.
+        loop.executeCoalesced { [self] in enqueue(.metadata(metadata)) }
     }
 
     /// Queues the AVC sequence header made from the encoder's SPS/PPS (Annex B); send it
     /// before the first packet and again whenever they change.
     public func send(sequenceHeader extradata: [UInt8]) throws {
         let payload = try FLVVideoTag.sequenceHeaderPayload(fromAnnexB: extradata)
-        loop.execute { [self] in
+        loop.executeCoalesced { [self] in
             enqueue(.video(payload: payload, dts: newestDTS ?? 0, isKeyframe: true, isConfiguration: true))
         }
     }
@@ -191,7 +196,11 @@ public final class RTMPPublisher: @unchecked Sendable {
         FLVVideoTag.appendNALUnitsPayload(fromAnnexB: packet.data, keyframe: packet.isKeyframe,
                                           compositionTime: composition, to: &payload)
         let item = Item.video(payload: payload, dts: packet.dts.micros, isKeyframe: packet.isKeyframe, isConfiguration: false)
-        loop.execute { [self] in enqueue(item) }
+        if !loop.execute({ [self] in enqueue(item) }) {
+            // The loop never saw this frame and later ones refer to it: it skips to the
+            // next keyframe.
+            refusedFrames.add(1, ordering: .relaxed)
+        }
     }
 
     /// Sends what is queued, unpublishes (FCUnpublish, deleteStream) and closes; `.closed`
@@ -272,6 +281,11 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     private func enqueue(_ item: Item) {
         guard !closeRequested, !hasEnded else { return }
+        let refused = refusedFrames.exchange(0, ordering: .relaxed)
+        if refused > 0 {
+            droppedFrames += refused
+            awaitingKeyframe = true
+        }
         if case .video(_, _, _, true) = item { hasSequenceHeader = true }
         if case .video(let payload, let dts, let isKeyframe, let isConfiguration) = item, !isConfiguration {
             // The stream starts with its headers, then an IDR: anything earlier is dropped.

@@ -70,24 +70,31 @@ public final class LineClient: @unchecked Sendable {
         request.id = nextID
         if let reply { replies[nextID] = reply }
         let text = request.jsonText
-        var refused: LineEvent?
+        var refusal: String?
         if let socket {
-            loop.execute { socket.send(text: text) }
+            if !loop.execute({ socket.send(text: text) }) {
+                refusal = "the line connection's event loop is \(loop.refusalReason)"
+            }
         } else if !closed {
             pending.append(text)
         } else {
-            // Never leave a request unanswered: a closed connection answers it at once.
+            refusal = "the line connection to \(url) is closed"
+        }
+        // Never leave a request unanswered: one that cannot go out is answered at once.
+        var refused: LineEvent?
+        if let refusal {
             replies[nextID] = nil
-            refused = LineEvent(.reply, id: nextID, op: request.op.rawValue, code: .networkDisconnected,
-                                message: "the line connection to \(url) is closed")
+            refused = LineEvent(.reply, id: nextID, op: request.op.rawValue, code: .networkDisconnected, message: refusal)
         }
         lock.unlock()
         if let refused {
             let handler = onEvent
-            loop.execute {
+            let answer: @Sendable () -> Void = {
                 reply?(refused)
                 handler?(refused)
             }
+            // On the loop as every event is; on this thread when the loop takes no more.
+            if !loop.execute(answer) { answer() }
         }
         return request.id!
     }
@@ -183,12 +190,13 @@ public final class LineClient: @unchecked Sendable {
     /// Closes the WebSocket (the server treats it as leaving; a hoster's line closes).
     public func disconnect() {
         lock.lock()
+        // Once: the close below is not refused for a full queue, so it must not repeat.
+        let socket = closed ? nil : self.socket
         closed = true
-        let socket = self.socket
         heartbeat?.cancel()
         heartbeat = nil
         lock.unlock()
-        if let socket { loop.execute { socket.close() } }
+        if let socket { loop.executeCoalesced { socket.close() } }
     }
 
     // MARK: private (loop thread)

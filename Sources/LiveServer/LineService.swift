@@ -181,10 +181,17 @@ public final class LineService: @unchecked Sendable {
             sockets[gone] = nil
             connectionTokens[gone] = nil
         }
-        let endedStreams = deliver(change(&registry))
+        let (endedStreams, unreached) = deliver(change(&registry))
         let tell = cohostGone
         lock.unlock()
         if let tell { endedStreams.forEach(tell) }
+        for (id, socket) in unreached {
+            // Its loop took no more work, so it missed events: gone, like a member that
+            // does not read them (one close per member, so it may pass a full queue).
+            Log.warning("line \(id): its event loop is \(socket.loop.refusalReason); closing it")
+            update(removing: id) { $0.disconnect(id, reason: "tooSlow") }
+            socket.loop.executeCoalesced { socket.connection.abort(.loopBusy) }
+        }
     }
 
     /// One outgoing item for one socket.
@@ -194,8 +201,9 @@ public final class LineService: @unchecked Sendable {
     }
 
     /// Encodes each event once and hands every socket its items in order, one task per
-    /// loop. Returns the pubIds of ended co-host streams. Under the lock.
-    private func deliver(_ deliveries: [LineDelivery]) -> [String] {
+    /// loop. Returns the pubIds of ended co-host streams and the members whose loop
+    /// refused the task. Under the lock.
+    private func deliver(_ deliveries: [LineDelivery]) -> (endedStreams: [String], unreached: [(LineParticipantID, WebSocketConnection)]) {
         var queues: [LineParticipantID: [Outgoing]] = [:]
         var order: [LineParticipantID] = []
         var endedStreams: [String] = []
@@ -222,15 +230,17 @@ public final class LineService: @unchecked Sendable {
             batches[ObjectIdentifier(socket.loop), default: (socket.loop, [])].work.append((id, socket, items))
         }
         let maxQueued = limits.maxQueuedBytes
+        var unreached: [(LineParticipantID, WebSocketConnection)] = []
         for (_, batch) in batches {
             let work = batch.work
-            batch.loop.execute { [weak self] in
+            let queued = batch.loop.execute { [weak self] in
                 for (id, socket, items) in work {
                     self?.write(items, to: socket, id: id, maxQueued: maxQueued)
                 }
             }
+            if !queued { unreached += work.map { ($0.0, $0.1) } }
         }
-        return endedStreams
+        return (endedStreams, unreached)
     }
 
     /// Loop thread of `socket`.

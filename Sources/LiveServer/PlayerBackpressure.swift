@@ -8,7 +8,7 @@
 /// session keeps one per playback on its loop thread.
 struct PlayerBackpressure {
     /// No media until a keyframe (the player fell behind or joined without one).
-    var needsKeyframe: Bool
+    var needsKeyframe = true
     /// A header was refused: the stream's headers go out again before the next keyframe.
     var missedHeaders = false
 
@@ -40,6 +40,13 @@ struct PlayerBackpressure {
             return kind.isVideoFrame
         }
         return false
+    }
+
+    /// Messages never reached this player: nothing more until a keyframe, with the
+    /// headers again before it (one of the lost messages may have been a header).
+    mutating func lostMessages() {
+        needsKeyframe = true
+        missedHeaders = true
     }
 
     /// The publisher left on purpose: wait for the next one's keyframe; its own

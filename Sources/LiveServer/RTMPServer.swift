@@ -178,7 +178,7 @@ public final class RTMPServer: Sendable {
         guard let stream = registry.stream(key), let publisher = stream.livePublisher?.publisher else { return }
         stream.endPublishing(publisher, notifyPlayers: true)
         registry.removeIfEmpty(stream)
-        publisher.loop.execute { publisher.replaced() }
+        publisher.loop.executeCoalesced { publisher.replaced() }
     }
 
     /// Stops accepting; open connections end with their loops' shutdown. Any thread.

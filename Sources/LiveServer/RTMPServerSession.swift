@@ -38,7 +38,6 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         let stream: RelayStream
         let streamID: UInt32
         let counters: PlayerCounters
-        var backpressure: PlayerBackpressure
     }
 
     let connection: TCPConnection
@@ -49,6 +48,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     private var tickTimer: TimerHandle?
     private var publication: (stream: RelayStream, streamID: UInt32)?
     private var playback: Playback?
+    /// The playback's keyframe wait, kept beside it so that a delivery changes it in place.
+    private var backpressure = PlayerBackpressure()
     private var lastMediaMicros: UInt64 = 0
     private var withoutRoleSinceMicros: UInt64 = 0
     /// Bytes charged to `server.unfinishedBudget`, and the most ever charged.
@@ -260,7 +261,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             if let replaced {
                 RelayCounters.add(server.counters.takeovers, 1)
                 Log.info("rtmp \(peer): takes over \(key)")
-                replaced.loop.execute { replaced.replaced() }
+                replaced.loop.executeCoalesced { replaced.replaced() }
             }
             publication = (stream, streamID)
             tokenExpiry = claims?.exp
@@ -292,8 +293,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         }
         let counters = PlayerCounters()
         let joined = server.registry.join(key, player: self, address: peer, counters: counters)
-        playback = Playback(stream: joined.stream, streamID: streamID, counters: counters,
-                            backpressure: PlayerBackpressure(needsKeyframe: !joined.startsAtKeyframe))
+        playback = Playback(stream: joined.stream, streamID: streamID, counters: counters)
+        backpressure = PlayerBackpressure(needsKeyframe: !joined.startsAtKeyframe)
         tokenExpiry = claims?.exp
         try core.acceptPlay(streamID: streamID)
         flushCore()
@@ -320,19 +321,23 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     // MARK: relaying to this player
 
     func deliver(_ message: RelayMessage, from stream: RelayStream) {
-        guard !closed, var play = playback, play.stream === stream else { return }
-        defer { playback = play }
+        guard !closed, let play = playback, play.stream === stream else { return }
         let (streamID, counters) = (play.streamID, play.counters)
-        let dropped = play.backpressure.deliver(message, kind: message.kind, headers: { stream.headers },
+        let dropped = backpressure.deliver(message, kind: message.kind, headers: { stream.headers },
                                                 isWritable: { connection.isWritable },
                                                 write: { write($0, streamID: streamID, counters: counters) })
         if dropped { countDrop(play) }
     }
 
+    func lostMessages(of stream: RelayStream) {
+        guard !closed, let play = playback, play.stream === stream else { return }
+        backpressure.lostMessages()
+        countDrop(play)
+    }
+
     func streamUnpublished(_ stream: RelayStream) {
-        guard !closed, var play = playback, play.stream === stream else { return }
-        play.backpressure.publisherLeft()
-        playback = play
+        guard !closed, let play = playback, play.stream === stream else { return }
+        backpressure.publisherLeft()
         try? core.notifyUnpublished(streamID: play.streamID)
         flushCore()
     }

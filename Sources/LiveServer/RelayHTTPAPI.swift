@@ -1,4 +1,6 @@
+import LiveCore
 import LiveNet
+import Synchronization
 
 /// The relay's HTTP API: `GET /api/streams` (JSON array of `StreamStats`),
 /// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4); with a
@@ -6,14 +8,30 @@ import LiveNet
 /// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`). With auth on, every
 /// route but `/healthz`, `/metrics` and `/line` needs an `api` token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
+    /// What `/metrics` reports beside the relay's own counters: the loops' refused tasks
+    /// and, once it exists (it is made with these routes), the HTTP server's refusals.
+    public final class Surroundings: Sendable {
+        let group: EventLoopGroup?
+        let httpServer = Mutex<HTTPServer?>(nil)
+
+        public init(group: EventLoopGroup? = nil) { self.group = group }
+
+        /// The HTTP server that serves these routes.
+        public var http: HTTPServer? {
+            get { httpServer.withLock { $0 } }
+            set { httpServer.withLock { $0 = newValue } }
+        }
+    }
+
     /// The routes, answered on the HTTP connection's loop from the server's counters.
-    public static func router(for server: RTMPServer, line: LineService? = nil) -> HTTPRouter {
+    public static func router(for server: RTMPServer, line: LineService? = nil,
+                              surroundings: Surroundings = Surroundings()) -> HTTPRouter {
         var router = HTTPRouter()
         if let line { LineHTTPAPI.add(line, to: &router) }
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
-            var response = HTTPResponse.text(metricsText(server))
+            var response = HTTPResponse.text(metricsText(server, surroundings: surroundings))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return .response(response)
         }
@@ -22,7 +40,7 @@ public enum RelayHTTPAPI {
     }
 
     /// The metrics page: totals, then per-stream series labelled app and name.
-    public static func metricsText(_ server: RTMPServer) -> String {
+    public static func metricsText(_ server: RTMPServer, surroundings: Surroundings = Surroundings()) -> String {
         let streams = server.streams()
         let listed = publicStreams(streams)
         let counters = server.counters
@@ -33,8 +51,30 @@ public enum RelayHTTPAPI {
         }
         func total(_ value: UInt64) -> [(labels: String, value: String)] { [("", String(value))] }
         metric("liveline_rtmp_connections", "gauge", "Open RTMP connections.", [("", String(server.connectionCount))])
-        metric("liveline_rtmp_connections_refused_total", "counter", "Connections closed at once because the cap was reached.",
+        metric("liveline_rtmp_connections_refused_total", "counter", "RTMP connections closed at once: the cap was reached or their address had its share.",
                [("", String(server.listener.refusedCount))])
+        metric("liveline_rtmp_connections_refused_per_address_total", "counter",
+               "RTMP connections closed at once because their address had its share (--max-per-ip).",
+               [("", String(server.listener.refusedFromAddressCount))])
+        if let http = surroundings.http {
+            metric("liveline_http_connections_refused_total", "counter", "HTTP connections closed at once: the cap was reached or their address had its share.",
+                   [("", String(http.listener.refusedCount))])
+            metric("liveline_http_connections_refused_per_address_total", "counter",
+                   "HTTP connections closed at once because their address had its share (--max-per-ip).",
+                   [("", String(http.listener.refusedFromAddressCount))])
+            metric("liveline_http_api_refused_total", "counter", "API requests answered 503 because every API slot was busy.",
+                   [("", String(http.refusedAPIConnectionCount))])
+            metric("liveline_http_api_evicted_total", "counter", "Idle API connections closed to make room for a new one.",
+                   [("", String(http.evictedConnectionCount))])
+            metric("liveline_http_upgrades_refused_total", "counter", "WebSocket upgrades answered 503 because the cap was reached.",
+                   [("", String(http.refusedUpgradeCount))])
+        }
+        if let group = surroundings.group {
+            metric("liveline_loop_tasks_dropped_total", "counter", "Tasks the event loops refused because their queue was full.",
+                   [("", String(group.loops.reduce(0) { $0 + $1.droppedTaskCount }))])
+        }
+        metric("liveline_log_lines_dropped_total", "counter", "Log lines dropped because standard error did not keep up.",
+               [("", String(Log.droppedLineCount))])
         metric("liveline_streams", "gauge", "Streams with a publisher.", [("", String(streams.filter { $0.publisher != nil }.count))])
         metric("liveline_players", "gauge", "Players of all streams.", [("", String(streams.reduce(0) { $0 + $1.players }))])
         metric("liveline_bytes_in_total", "counter", "Bytes read from RTMP connections.",

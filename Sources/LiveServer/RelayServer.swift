@@ -76,9 +76,11 @@ public final class RelayServer: Sendable {
                     rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
                 }
             }
+            let surroundings = RelayHTTPAPI.Surroundings(group: group)
             http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                                  router: RelayHTTPAPI.router(for: rtmp, line: line),
+                                  router: RelayHTTPAPI.router(for: rtmp, line: line, surroundings: surroundings),
                                   capacity: configuration.httpCapacity)
+            surroundings.http = http
         } catch {
             line.stop()
             group.shutdown()

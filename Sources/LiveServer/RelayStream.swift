@@ -17,6 +17,9 @@ protocol RelayPlayer: AnyObject, Sendable {
     var loop: EventLoop { get }
     /// Sends (or drops) one live message. Called on `loop`.
     func deliver(_ message: RelayMessage, from stream: RelayStream)
+    /// Messages of `stream` never reached this player (its loop fell too far behind):
+    /// it must wait for a keyframe and take the headers again. Called on `loop`.
+    func lostMessages(of stream: RelayStream)
     /// The publisher unpublished on purpose. Called on `loop`.
     func streamUnpublished(_ stream: RelayStream)
 }
@@ -25,9 +28,11 @@ protocol RelayPlayer: AnyObject, Sendable {
 /// the stream's timeline and its statistics.
 ///
 /// Fan-out: each message is encoded once (`RelayMessage`) and handed to every player;
-/// players on the publisher's loop get it at once, each other loop gets one task with
-/// the message and its players, so a player's bytes are only ever queued on its own
-/// loop thread. A player joining gets the GOP cache's replay under the same lock that
+/// players on the publisher's loop get it at once (or after the merge wait below), the
+/// players of each other loop through that group's pending list and one flush task at a
+/// time, so a player's bytes are only ever queued on its own loop thread and a loop that
+/// falls behind never holds more than `maxPendingMessages` of a stream (beyond that its
+/// players lose them and resume at the next keyframe). A player joining gets the GOP cache's replay under the same lock that
 /// adds it, so it sees every message exactly once, in order.
 ///
 /// Timestamps are rebased per stream, not per player, so the one encoding stays valid
@@ -61,6 +66,8 @@ final class RelayStream: @unchecked Sendable {
         var slots: [PlayerSlot]
         var pending: [(sequence: UInt64, message: RelayMessage)] = []
         var flushArmed = false
+        /// Messages were dropped before reaching these players (see `lostMessages`).
+        var lost = false
 
         init(loop: EventLoop, slots: [PlayerSlot]) {
             self.loop = loop
@@ -88,6 +95,9 @@ final class RelayStream: @unchecked Sendable {
     /// every message at once, 1000 viewers on a loop get them in 100 ms batches.
     let maxMergeMicros: UInt64
     static let mergeMicrosPerPlayer: UInt64 = 100
+    /// Messages that may wait for one loop's flush (about 10 s of a 30 fps stream with
+    /// sound); past it the loop is not keeping up and its players skip to a keyframe.
+    static let maxPendingMessages = 1024
     let droppedFrames = Atomic<UInt64>(0)
 
     private let lock = NSLock()
@@ -201,11 +211,14 @@ final class RelayStream: @unchecked Sendable {
         for group in snapshot {
             let slots = group.slots
             let loop = group.loop
-            loop.execute {
+            let told = loop.execute {
                 // What is still waiting for a merged write goes out before the notice.
                 self.flushGroup(on: loop)
                 for slot in slots { slot.player.streamUnpublished(self) }
             }
+            // Without the notice these players would take the next publisher's frames
+            // as a continuation: make them start over at its keyframe instead.
+            if !told { markLost(on: loop) }
         }
     }
 
@@ -239,46 +252,80 @@ final class RelayStream: @unchecked Sendable {
             for index in groups.indices {
                 let wait = min(maxMergeMicros, Self.mergeMicrosPerPlayer * UInt64(groups[index].slots.count))
                 // Once messages wait, later ones queue behind them whatever the count.
-                guard wait >= 1000 || !groups[index].pending.isEmpty else {
+                guard wait >= 1000 || !groups[index].pending.isEmpty || groups[index].loop !== source.loop else {
                     direct.append(groups[index])
                     continue
+                }
+                if groups[index].pending.count >= Self.maxPendingMessages {
+                    groups[index].pending.removeAll()
+                    groups[index].lost = true
                 }
                 groups[index].pending.append((sequence, made))
                 if !groups[index].flushArmed {
                     groups[index].flushArmed = true
-                    arm.append((groups[index].loop, max(wait, 1000)))
+                    arm.append((groups[index].loop, wait >= 1000 ? wait : 0))
                 }
             }
             return direct
         }
-        for (loop, micros) in arm {
-            loop.schedule(after: .microseconds(Int64(micros))) { self.flushGroup(on: loop) }
-        }
+        for (loop, micros) in arm { armFlush(on: loop, afterMicros: micros) }
         guard let message else { return }
-        let here = source.loop
         for group in snapshot {
-            if group.loop === here {
-                for slot in group.slots { slot.player.deliver(message, from: self) }
-            } else {
-                let slots = group.slots
-                group.loop.execute {
-                    for slot in slots { slot.player.deliver(message, from: self) }
-                }
+            for slot in group.slots { slot.player.deliver(message, from: self) }
+        }
+    }
+
+    /// Runs `flushGroup` on `loop` after `micros` (0: at its next iteration). One flush
+    /// per group is armed at a time, so the task is never refused for a full queue; a
+    /// loop that has shut down drops the group's pending messages.
+    private func armFlush(on loop: EventLoop, afterMicros micros: UInt64) {
+        let armed: Bool
+        if micros == 0 {
+            armed = loop.executeCoalesced { self.flushGroup(on: loop) }
+        } else if loop.inEventLoop {
+            loop.schedule(after: .microseconds(Int64(micros))) { self.flushGroup(on: loop) }
+            armed = true
+        } else {
+            armed = loop.executeCoalesced {
+                loop.schedule(after: .microseconds(Int64(micros))) { self.flushGroup(on: loop) }
             }
         }
+        guard !armed else { return }
+        locked {
+            guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return }
+            groups[index].pending.removeAll()
+            groups[index].flushArmed = false
+        }
+    }
+
+    /// Marks `loop`'s players as having lost messages; its next flush tells them.
+    private func markLost(on loop: EventLoop) {
+        let arm: Bool = locked {
+            guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return false }
+            groups[index].lost = true
+            guard !groups[index].flushArmed else { return false }
+            groups[index].flushArmed = true
+            return true
+        }
+        if arm { armFlush(on: loop, afterMicros: 0) }
     }
 
     /// Delivers the messages waiting on `loop`'s players, in order, each player only
     /// those its join replay did not already hold. Called on `loop`.
     private func flushGroup(on loop: EventLoop) {
-        let taken: (slots: [PlayerSlot], pending: [(sequence: UInt64, message: RelayMessage)])? = locked {
+        let taken: (slots: [PlayerSlot], pending: [(sequence: UInt64, message: RelayMessage)], lost: Bool)? = locked {
             guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return nil }
             let pending = groups[index].pending
+            let lost = groups[index].lost
             groups[index].pending.removeAll(keepingCapacity: true)
             groups[index].flushArmed = false
-            return (groups[index].slots, pending)
+            groups[index].lost = false
+            return (groups[index].slots, pending, lost)
         }
-        guard let taken, !taken.pending.isEmpty else { return }
+        guard let taken else { return }
+        if taken.lost {
+            for slot in taken.slots { slot.player.lostMessages(of: self) }
+        }
         for slot in taken.slots {
             for entry in taken.pending where entry.sequence > slot.joinedAfter {
                 slot.player.deliver(entry.message, from: self)

@@ -14,10 +14,17 @@ struct RelayStreamMergeTests {
         // @unchecked: `timestamps` is guarded by its Mutex; `loop` is immutable.
         let loop: EventLoop
         let timestamps = Mutex<[UInt32]>([])
+        let losses = Mutex<[Int]>([])
         init(loop: EventLoop) { self.loop = loop }
         func deliver(_ message: RelayMessage, from stream: RelayStream) { timestamps.withLock { $0.append(message.raw.timestamp) } }
+        func lostMessages(of stream: RelayStream) {
+            let count = received.count
+            losses.withLock { $0.append(count) }
+        }
         func streamUnpublished(_ stream: RelayStream) {}
         var received: [UInt32] { timestamps.withLock { $0 } }
+        /// How many messages it had received each time it was told of a loss.
+        var lostAt: [Int] { losses.withLock { $0 } }
     }
 
     final class Source: RelayPublisher, @unchecked Sendable {
@@ -70,5 +77,60 @@ struct RelayStreamMergeTests {
         let replay = lateReplay.withLock { $0 }
         #expect(replay == (40...45).map { UInt32($0 * 33) })
         #expect(late.received == (46..<60).map { UInt32($0 * 33) })
+    }
+
+    /// A publisher on one loop and a player on another whose task queue is full and
+    /// whose thread is busy; `body` relays while it is stuck, then the player's loop
+    /// runs again.
+    func relayToAStuckLoop(messages: Int, _ check: (RecordingPlayer) -> Void) throws {
+        let publisherGroup = try EventLoopGroup(count: 1, name: "stuck-publisher")
+        defer { publisherGroup.shutdown() }
+        let playerLoop = try EventLoop(name: "stuck-player", maxPendingTasks: 4)
+        let playerGroup = EventLoopGroup(loops: [playerLoop])
+        defer { playerGroup.shutdown() }
+        let stream = RelayStream(key: StreamKey(app: "live", name: "stuck"), chunkSize: 4096, gopLimits: .init())
+        let source = Source(loop: publisherGroup.loops[0])
+        guard case .accepted = stream.claim(source, address: "publisher", authorized: false, nowMicros: 0, quietMicros: 1_000_000) else {
+            Issue.record("claim refused")
+            return
+        }
+        let player = RecordingPlayer(loop: playerLoop)
+        _ = stream.addPlayer(player, address: "player", counters: PlayerCounters())
+        // The player's loop is not started: its queue fills and nothing drains it.
+        while playerLoop.execute({}) {}
+        let done = DispatchSemaphore(value: 0)
+        _ = publisherGroup.loops[0].execute {
+            for index in 0..<messages {
+                let kind: RelayMessage.Kind = index % 30 == 0 ? .keyframe : .interframe
+                try? stream.relay(self.video(kind, at: UInt32(index)), kind: kind, from: source, nowMicros: UInt64(index))
+            }
+            done.signal()
+        }
+        done.wait()
+        playerLoop.start()
+        check(player)
+    }
+
+    @Test("a player on a loop whose task queue is full still gets every message, in order, once it runs")
+    func fullQueueLosesNothing() throws {
+        try relayToAStuckLoop(messages: 100) { player in
+            #expect(eventually(5) { player.received.count == 100 })
+            usleep(20_000)
+            #expect(player.received == (0..<100).map { UInt32($0) })
+            #expect(player.lostAt.isEmpty)
+        }
+    }
+
+    @Test("a loop that falls more than maxPendingMessages behind: its players are told of the loss before the newer messages")
+    func tooFarBehindIsToldOfTheLoss() throws {
+        let limit = RelayStream.maxPendingMessages
+        try relayToAStuckLoop(messages: limit + 10) { player in
+            #expect(eventually(5) { player.received.count == 10 })
+            usleep(20_000)
+            // The first `limit` were dropped when one more came; the player hears of it
+            // before it gets the rest.
+            #expect(player.lostAt == [0])
+            #expect(player.received == (limit..<limit + 10).map { UInt32($0) })
+        }
     }
 }
