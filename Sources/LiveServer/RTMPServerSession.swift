@@ -299,7 +299,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         try core.acceptPlay(streamID: streamID)
         flushCore()
         Log.info("rtmp \(peer): playing \(joined.stream.key)")
-        for message in joined.replay { deliver(message, from: joined.stream) }
+        deliver(joined.replay[...], from: joined.stream)
     }
 
     private func stopPublishing(notifyPlayers: Bool) {
@@ -320,19 +320,30 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     // MARK: relaying to this player
 
-    func deliver(_ message: RelayMessage, from stream: RelayStream) {
+    func deliver(_ messages: ArraySlice<RelayMessage>, from stream: RelayStream) {
         guard !closed, let play = playback, play.stream === stream else { return }
-        let (streamID, counters) = (play.streamID, play.counters)
-        let dropped = backpressure.deliver(message, kind: message.kind, headers: { stream.headers },
-                                                isWritable: { connection.isWritable },
-                                                write: { write($0, streamID: streamID, counters: counters) })
-        if dropped { countDrop(play) }
+        let streamID = play.streamID
+        var bytes = 0
+        var drops = 0
+        for message in messages {
+            let dropped = backpressure.deliver(message, kind: message.kind, headers: { stream.headers },
+                                               isWritable: { connection.isWritable },
+                                               write: { write($0, streamID: streamID, bytes: &bytes) })
+            if dropped { drops += 1 }
+        }
+        // The counters once a batch: a merged write hands a player many messages at once.
+        if bytes > 0 {
+            RelayCounters.add(play.counters.bytesOut, bytes)
+            RelayCounters.add(server.counters.bytesOut, bytes)
+            play.counters.recordQueue(connection.queuedBytes)
+        }
+        if drops > 0 { countDrops(play, drops) }
     }
 
     func lostMessages(of stream: RelayStream) {
         guard !closed, let play = playback, play.stream === stream else { return }
         backpressure.lostMessages()
-        countDrop(play)
+        countDrops(play, 1)
     }
 
     func streamUnpublished(_ stream: RelayStream) {
@@ -343,8 +354,9 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     }
 
     /// Queues one relayed message: the shared bytes when this player can take them as
-    /// they are, else an encoding of its own. False when the queue is full.
-    private func write(_ message: RelayMessage, streamID: UInt32, counters: PlayerCounters) -> Bool {
+    /// they are, else an encoding of its own; adds what it queued to `bytes`. False when
+    /// the queue is full.
+    private func write(_ message: RelayMessage, streamID: UInt32, bytes queued: inout Int) -> Bool {
         let count: Int
         if streamID == RelayMessage.sharedMessageStreamID, message.chunkSize == core.outgoingChunkSize {
             guard connection.write(message.encoded) else { return false }
@@ -366,16 +378,14 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             }
             count = bytes.count
         }
-        RelayCounters.add(counters.bytesOut, count)
-        RelayCounters.add(server.counters.bytesOut, count)
-        counters.recordQueue(connection.queuedBytes)
+        queued += count
         return true
     }
 
-    private func countDrop(_ play: Playback) {
-        RelayCounters.add(play.counters.droppedFrames, 1)
-        RelayCounters.add(play.stream.droppedFrames, 1)
-        RelayCounters.add(server.counters.droppedFrames, 1)
+    private func countDrops(_ play: Playback, _ count: Int) {
+        RelayCounters.add(play.counters.droppedFrames, count)
+        RelayCounters.add(play.stream.droppedFrames, count)
+        RelayCounters.add(server.counters.droppedFrames, count)
     }
 
     // MARK: publisher side
