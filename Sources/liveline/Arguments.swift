@@ -1,3 +1,7 @@
+import LiveCapture
+import LiveCore
+import LiveRTMP
+
 /// A wrong command line: the message says what and the exit code is 2 (usage error).
 struct UsageError: Error, CustomStringConvertible {
     let message: String
@@ -10,6 +14,8 @@ struct UsageError: Error, CustomStringConvertible {
 struct Arguments {
     private var items: [String]
     let command: String
+    /// The names of the options taken so far: one left over after that was given twice.
+    private var taken: Set<String> = []
 
     init(_ items: [String], command: String) {
         self.items = items
@@ -22,7 +28,19 @@ struct Arguments {
     mutating func flag(_ name: String) -> Bool {
         guard let i = items.firstIndex(of: name) else { return false }
         items.remove(at: i)
+        taken.insert(name)
         return true
+    }
+
+    /// Whether `--name` or `--name=VALUE` is among the arguments (nothing is removed).
+    func contains(_ name: String) -> Bool {
+        items.contains { $0 == name || $0.hasPrefix(name + "=") }
+    }
+
+    /// Fails when one of `names` is given: they only mean something with `needed`,
+    /// which is missing (`--accept` without `--line`).
+    func reject(_ names: [String], without needed: String) throws {
+        if let given = names.first(where: { contains($0) }) { throw UsageError("\(given) needs \(needed)") }
     }
 
     /// Removes `--name VALUE` (or `--name=VALUE`) and returns VALUE.
@@ -35,6 +53,7 @@ struct Arguments {
 
     /// Removes `items[i]` (an option `--name` or `--name=VALUE`) with its value and returns the value.
     private mutating func take(at i: Int) throws -> String {
+        taken.insert(String(items[i].prefix { $0 != "=" }))
         if let equals = items[i].firstIndex(of: "=") {
             let value = String(items[i][items[i].index(after: equals)...])
             items.remove(at: i)
@@ -108,10 +127,44 @@ struct Arguments {
         return rest
     }
 
-    /// Fails on anything not consumed.
+    /// Fails on anything not consumed, saying why when it can: an option given twice,
+    /// or a habit from tools that read a configuration file.
     func finish() throws {
-        if let first = items.first {
-            throw UsageError("unknown option '\(first)'")
+        guard let first = items.first else { return }
+        let name = String(first.prefix { $0 != "=" })
+        if taken.contains(name) { throw UsageError("\(name) given twice; give each option once") }
+        if Self.configFileOptions.contains(name) { throw Self.noConfigFile(given: name) }
+        throw UsageError("unknown option '\(first)'")
+    }
+
+    /// What nginx, ffserver or a daemon's users reach for to hand over a settings file.
+    static let configFileOptions: Set<String> = ["--config", "--conf", "--config-file", "-c"]
+
+    /// There is no configuration file: every setting is an option. `given`: what was
+    /// given instead (`--config`, or a file name).
+    static func noConfigFile(given: String) -> UsageError {
+        UsageError("'\(given)': there is no configuration file; every setting is an option on the command line")
+    }
+
+    /// `--source SPEC` checked as the sources read it: a spec that cannot name a source
+    /// is a usage error; one that names a missing file or camera fails when it opens.
+    mutating func source(_ name: String) throws -> String? {
+        guard let text = try value(name) else { return nil }
+        do {
+            _ = try SourceSpec(parsing: text)
+        } catch let error as LiveError {
+            throw UsageError("\(name): \(error.detail)")
+        }
+        return text
+    }
+
+    /// The RTMP_URL argument; an unusable one is a usage error saying what is wrong
+    /// (with its credentials hidden).
+    static func rtmpURL(_ text: String) throws -> RTMPURL {
+        do {
+            return try RTMPURL(parsing: text)
+        } catch {
+            throw UsageError("\(error)")
         }
     }
 }
