@@ -24,6 +24,15 @@ public struct FLVVideoTag: Equatable, Sendable {
     /// AVCPacketType (§E.4.3.1 AVCVIDEOPACKET).
     public enum AVCPacketType: UInt8, Sendable {
         case sequenceHeader = 0, nalUnits = 1, endOfSequence = 2
+
+        /// The type for people: "sequence header", "NAL units", "end of sequence".
+        public var words: String {
+            switch self {
+            case .sequenceHeader: "sequence header"
+            case .nalUnits: "NAL units"
+            case .endOfSequence: "end of sequence"
+            }
+        }
     }
 
     /// Why a video tag body cannot be read.
@@ -43,7 +52,7 @@ public struct FLVVideoTag: Equatable, Sendable {
             case .invalidAVCPacketType(let v): "FLV video tag: AVC packet type \(v) is not 0, 1 or 2"
             case .notAVC(let id): "FLV video tag: codec id \(id) is not AVC (7)"
             case .wrongPacketType(let expected, let actual):
-                "FLV video tag: expected an AVC \(expected) packet, got \(actual.map { "\($0)" } ?? "none")"
+                "FLV video tag: expected an AVC \(expected.words) packet, got \(actual?.words ?? "none")"
             }
         }
     }

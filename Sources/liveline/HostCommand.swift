@@ -75,13 +75,19 @@ enum HostCommand: Command {
           --help               show this text
         """
 
+    /// Options that shape the push, meaningless without RTMP_URL.
+    static let pushOptions = ["--reconnect-tries", "--abr", "--min-bitrate", "--max-bitrate", "--congestion-ms",
+                              "--token", "--token-command"]
+
     static func run(_ arguments: inout Arguments) throws -> Int32 {
+        let pushOptionGiven = pushOptions.first { arguments.contains($0) }
         var options = try HosterOptions.parse(&arguments)
         let positionals = arguments.positionals()
         try arguments.finish()
         if positionals.count > 1 { throw UsageError("unexpected argument '\(positionals[1])'") }
         if let text = positionals.first { options.url = try Arguments.rtmpURL(text) }
         if options.line != nil, options.url == nil { throw UsageError("--line needs an RTMP_URL to push to") }
+        if let pushOptionGiven, options.url == nil { throw UsageError("\(pushOptionGiven) needs an RTMP_URL to push to") }
         try HosterOptions.checkLogo(options.configuration)
         let session = try HosterSession(options: options)
         return try session.run()

@@ -23,13 +23,14 @@ struct RTMPErrorMessageTests {
             RTMPMessage.Error.notEncodable("too long"),
             FLVVideoTag.Error.empty,
             FLVVideoTag.Error.notAVC(codecID: 2),
+            FLVVideoTag.Error.wrongPacketType(expected: .sequenceHeader, actual: .nalUnits),
             RTMPChunkEncoder.Error.invalidChunkSize(0),
             RTMPChunkEncoder.Error.invalidChunkStreamID(1),
             RTMPClientSessionCore.Error.notPublishing("sendVideo"),
         ]
         let typeNames = ["RTMPChunkDecoder", "AMF0Decoder", "RTMPHandshake", "RTMPCommand", "RTMPUserControlEvent", "FLVAudioTag",
                          "AACAudioSpecificConfig", "RTMPServerSessionCore", "RTMPMessage", "FLVVideoTag", "RTMPChunkEncoder",
-                         "RTMPClientSessionCore", "sendVideo", "(decoding:)", "(parsing:)", ".feed", ".decode", ".nextMessage"]
+                         "RTMPClientSessionCore", "sendVideo", "sequenceHeader", "nalUnits", "(decoding:)", "(parsing:)", ".feed", ".decode", ".nextMessage"]
         for error in errors {
             let text = error.description
             #expect(!text.isEmpty)

@@ -174,6 +174,8 @@ struct UsageMessageTests {
         (["--signal", "ws://127.0.0.1:8080/line"], "--signal needs --line"),
         (["--source", "bogus"], "invalid source 'bogus'"),
         (["--source", "color:nocolour"], "unknown colour"),
+        (["--reconnect-tries", "3", "--record", "/tmp/x.flv"], "--reconnect-tries needs an RTMP_URL"),
+        (["--token", "T"], "--token needs an RTMP_URL"),
     ])
     func hostNonsense(arguments: [String], message: String) throws {
         let logo = CLI.packageRoot.appendingPathComponent("media/logo.png").path
@@ -181,10 +183,12 @@ struct UsageMessageTests {
         try Self.expectUsageError(["host"] + given + ["--duration", "0.1"], message)
     }
 
-    @Test("host: the checks leave sensible runs alone (beauty with --filter beauty, bounds around --bitrate, a logo that fits)")
+    @Test("host: the checks leave sensible runs alone (beauty with --filter beauty, bounds around --bitrate, a logo that fits, a push)")
     func hostSensible() throws {
+        let server = try Server()
+        defer { server.background.stop() }
         let logo = CLI.packageRoot.appendingPathComponent("media/logo.png").path
-        let result = try CLI.liveline("host", "--size", "320x180", "--filter", "beauty", "--beauty", "0.8", "--bitrate", "1000",
+        let result = try CLI.liveline("host", server.url("sensible"), "--size", "320x180", "--filter", "beauty", "--beauty", "0.8", "--bitrate", "1000",
                                       "--min-bitrate", "300", "--max-bitrate", "1500", "--logo", "\(logo)@80,84", "--duration", "0.2")
         #expect(result.status == 0, "stderr: \(result.stderr)")
     }
