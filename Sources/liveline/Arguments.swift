@@ -17,9 +17,23 @@ struct Arguments {
     /// The names of the options taken so far: one left over after that was given twice.
     private var taken: Set<String> = []
 
-    init(_ items: [String], command: String) {
+    /// The options the command's help names, for "did you mean" on a typo.
+    private let known: [String]
+
+    /// `help`: the command's help text; the options it names are the ones suggested.
+    init(_ items: [String], command: String, help: String = "") {
         self.items = items
         self.command = command
+        known = Self.options(in: help)
+    }
+
+    /// Every `--name` in `text`, once each, in order.
+    static func options(in text: String) -> [String] {
+        var seen = Set<String>()
+        return text.split { !($0.isLetter || $0.isNumber || $0 == "-") }
+            .map(String.init)
+            .filter { $0.hasPrefix("--") && $0.count > 2 && $0.dropFirst(2).first?.isLetter == true }
+            .filter { seen.insert($0).inserted }
     }
 
     var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
@@ -134,7 +148,35 @@ struct Arguments {
         let name = String(first.prefix { $0 != "=" })
         if taken.contains(name) { throw UsageError("\(name) given twice; give each option once") }
         if Self.configFileOptions.contains(name) { throw Self.noConfigFile(given: name) }
+        if let near = Self.nearest(to: name, among: known) {
+            throw UsageError("unknown option '\(first)'; did you mean \(near)?")
+        }
         throw UsageError("unknown option '\(first)'")
+    }
+
+    /// The option of `candidates` one or two edits away from `name` (a typo), if exactly
+    /// one is nearest.
+    static func nearest(to name: String, among candidates: [String]) -> String? {
+        guard name.hasPrefix("-") else { return nil }
+        let scored = candidates.map { ($0, editDistance(name, $0)) }.filter { $0.1 <= 2 }
+        guard let best = scored.map(\.1).min() else { return nil }
+        let nearest = scored.filter { $0.1 == best }
+        return nearest.count == 1 ? nearest[0].0 : nil
+    }
+
+    /// Levenshtein distance: insertions, deletions and substitutions.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 
     /// What nginx, ffserver or a daemon's users reach for to hand over a settings file.

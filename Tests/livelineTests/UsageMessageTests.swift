@@ -29,6 +29,18 @@ struct UsageMessageTests {
         try Self.expectUsageError(arguments, message)
     }
 
+    @Test("a mistyped option is met with the nearest one the command has", arguments: [
+        (["host", "--recrod", "/tmp/a.flv", "--duration", "0.1"], "did you mean --record?"),
+        (["guest", url, "--snapshto", "/tmp/a.png"], "did you mean --snapshot?"),
+        (["serve", "--max-conections", "5"], "did you mean --max-connections?"),
+        (["layout", "--canvs", "320x180"], "did you mean --canvas?"),
+    ])
+    func typo(arguments: [String], message: String) throws {
+        try Self.expectUsageError(arguments, message)
+        let far = try CLI.run(CLI.liveline, ["host", "--frobnicate", "--duration", "0.1"])
+        #expect(far.status == 2 && !far.stderr.contains("did you mean"), "\(far.stderr)")
+    }
+
     @Test("serve has no configuration file and says so, pointing to the options", arguments: [
         ["serve", "--config", "relay.conf"],
         ["serve", "-c", "nginx.conf"],
