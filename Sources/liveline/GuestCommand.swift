@@ -44,7 +44,7 @@ enum GuestCommand: Command {
                                answer in time) is reported with its code and the exit
                                status is 3
           --source SPEC        what the co-host publishes: test | color:NAME | file:PATH |
-                               v4l2:/dev/videoN (default test)
+                               v4l2:/dev/videoN (default test); with --apply only, as are:
           --size WxH           co-host picture size (default 640x360)
           --fps N              co-host frame rate (default 30)
           --bitrate KBPS       co-host bitrate (default 800)

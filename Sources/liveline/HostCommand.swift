@@ -24,10 +24,12 @@ enum HostCommand: Command {
 
         Filters (applied in this order: zoom, filter, mirror, logo):
           --filter MODE        original | beauty | blur (default original)
-          --beauty X           beauty strength 0..1 (default 0.6; implies --filter beauty)
+          --beauty X           beauty strength 0..1 (default 0.6; implies --filter beauty,
+                               contradicts any other --filter)
           --mirror             flip the picture horizontally
           --zoom X             digital zoom 1.0..3.0 (default 1.0)
-          --logo PATH[@X,Y]    PNG watermark with alpha at X,Y (default: top right, 16 px in)
+          --logo PATH[@X,Y]    PNG watermark with alpha at X,Y (default: top right, 16 px in);
+                               it must lie wholly on the picture
 
         Mix (co-hosts composed into the picture):
           --mix NAME           layout template: full | equal | bigSmall (default full)
@@ -58,8 +60,8 @@ enum HostCommand: Command {
                                jitter, capped at 30 s (default 10; 0: fail at once)
           --abr on|off         adapt the bitrate to the network (default on): down when
                                the send queue grows, back up in steps when it stays small
-          --min-bitrate KBPS   lowest adaptive bitrate (default 200)
-          --max-bitrate KBPS   highest adaptive bitrate (default: --bitrate)
+          --min-bitrate KBPS   lowest adaptive bitrate, at most --bitrate (default 200)
+          --max-bitrate KBPS   highest adaptive bitrate, at least --bitrate (default: --bitrate)
           --congestion-ms MS   queued media beyond which frames are dropped to the next
                                keyframe and an IDR is requested (default 500)
 
