@@ -27,13 +27,13 @@ struct Arguments {
         known = Self.options(in: help)
     }
 
-    /// Every `--name` in `text`, once each, in order.
+    /// The options a help text defines: the `--name` that starts each of its lines
+    /// (mentions of other commands' options inside the prose do not count).
     static func options(in text: String) -> [String] {
-        var seen = Set<String>()
-        return text.split { !($0.isLetter || $0.isNumber || $0 == "-") }
-            .map(String.init)
-            .filter { $0.hasPrefix("--") && $0.count > 2 && $0.dropFirst(2).first?.isLetter == true }
-            .filter { seen.insert($0).inserted }
+        text.split(separator: "\n").compactMap { line -> String? in
+            let word = line.drop { $0 == " " }.prefix { !$0.isWhitespace && $0 != "=" }
+            return word.hasPrefix("--") && word.count > 2 ? String(word) : nil
+        }
     }
 
     var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
@@ -148,6 +148,11 @@ struct Arguments {
         let name = String(first.prefix { $0 != "=" })
         if taken.contains(name) { throw UsageError("\(name) given twice; give each option once") }
         if Self.configFileOptions.contains(name) { throw Self.noConfigFile(given: name) }
+        // An option of this command that nothing took: a flag given a value, or one that
+        // only means something with another option.
+        if known.contains(name) {
+            throw UsageError(first.contains("=") ? "\(name) takes no value" : "\(name) does not apply with the other options given")
+        }
         if let near = Self.nearest(to: name, among: known) {
             throw UsageError("unknown option '\(first)'; did you mean \(near)?")
         }

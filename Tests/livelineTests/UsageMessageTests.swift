@@ -39,6 +39,9 @@ struct UsageMessageTests {
         try Self.expectUsageError(arguments, message)
         let far = try CLI.run(CLI.liveline, ["host", "--frobnicate", "--duration", "0.1"])
         #expect(far.status == 2 && !far.stderr.contains("did you mean"), "\(far.stderr)")
+        try Self.expectUsageError(["host", "--mirror=yes", "--duration", "0.1"], "--mirror takes no value")
+        // serve's help mentions host's --line in its prose; serve has no such option.
+        try Self.expectUsageError(["serve", "--line", "x"], "unknown option '--line'")
     }
 
     @Test("serve has no configuration file and says so, pointing to the options", arguments: [
