@@ -63,6 +63,9 @@ enum ServeCommand: Command {
         var configuration = RelayServer.Configuration()
         let rtmpAddress = try address(arguments.value("--rtmp"), option: "--rtmp") ?? ("127.0.0.1", 1935)
         let httpAddress = try address(arguments.value("--http"), option: "--http") ?? ("127.0.0.1", 8080)
+        if rtmpAddress.1 != 0, rtmpAddress == httpAddress {
+            throw UsageError("--rtmp and --http are both \(rtmpAddress.0):\(rtmpAddress.1): give each its own port")
+        }
         (rtmp.host, rtmp.port) = rtmpAddress
         (configuration.httpHost, configuration.httpPort) = httpAddress
         if let cap = try arguments.int("--max-connections", in: 1...1_000_000) { rtmp.maxConnections = cap }

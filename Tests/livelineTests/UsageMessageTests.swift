@@ -170,6 +170,9 @@ struct UsageMessageTests {
         #expect(http.status == 1, "stderr: \(http.stderr)")
         #expect(http.stderr.contains("the HTTP address 127.0.0.1:\(server.httpPort) is already in use"), "stderr: \(http.stderr)")
         #expect(http.stderr.contains("--http HOST:PORT"), "stderr: \(http.stderr)")
+        try Self.expectUsageError(["serve", "--rtmp", "127.0.0.1:7000", "--http", "127.0.0.1:7000"],
+                                  "--rtmp and --http are both 127.0.0.1:7000: give each its own port")
+        try Self.expectUsageError(["serve", "--http", "127.0.0.1:1935"], "--rtmp and --http are both 127.0.0.1:1935")
     }
 
     // MARK: - Nonsense refused
