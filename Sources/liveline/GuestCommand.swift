@@ -23,7 +23,10 @@ enum GuestCommand: Command {
           --snapshot FILE.png  write the last decoded frame as a PNG at the end
           --y4m PATH|-         write decoded frames as YUV4MPEG2 to PATH, or stdout with '-'
                                (liveline guest URL --y4m - | ffplay -)
-          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode)
+          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode);
+                               it starts at 0 with the first keyframe received, and what a
+                               relay replays from its cache at the start is squeezed into
+                               the moment it arrived, so the file lasts as long as the play
           --stats json         one JSON object per second and a final {"event":"summary",...}
                                on stdout (on stderr when --y4m - has stdout); otherwise a
                                status line on stderr
