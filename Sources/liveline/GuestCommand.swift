@@ -203,17 +203,36 @@ struct GuestSession {
         return refusedStatus
     }
 
-    /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end.
+    /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end. While
+    /// co-hosting, the push's status once a second and a summary at the end, as `host`
+    /// reports its own.
     private func runLineOnly(_ line: GuestLineRole) throws -> Int32 {
         let stop = DispatchSemaphore(value: 0)
         let signals = StopSignals { stop.signal() }
         defer { withExtendedLifetime(signals) {} }
+        let pushReport = StatsReport(json: report.json, configuration: line.cohost)
         let started = Clock.monotonicMicros()
         try line.start()
+        // The push's figures are gone once it stops (a hang-up): keep the last ones.
+        var pushed = PipelineStats(), previous = PipelineStats()
+        var pushStarted: UInt64?, previousTime: UInt64 = 0
         while stop.wait(timeout: .now() + 0.1) == .timedOut, line.outcome == nil {
-            if let duration = configuration.duration, Double(Clock.monotonicMicros() - started) / 1e6 >= duration { break }
+            let now = Clock.monotonicMicros()
+            if let duration = configuration.duration, Double(now - started) / 1e6 >= duration { break }
+            guard line.guest.isCohosting else { continue }
+            pushed = line.guest.cohostStats
+            if pushStarted == nil {
+                pushStarted = now
+                previousTime = now
+            }
+            guard let since = pushStarted, now - previousTime >= 1_000_000 else { continue }
+            pushReport.tick(pushed, previous: previous, push: line.pushStatus,
+                            seconds: Double(now - previousTime) / 1e6, elapsed: Double(now - since) / 1e6)
+            (previous, previousTime) = (pushed, now)
         }
+        let ended = Clock.monotonicMicros()
         line.finish()
+        pushReport.summary(pushed, push: line.pushStatus, elapsed: Double(ended - (pushStarted ?? ended)) / 1e6, record: nil)
         return Self.status(line.outcome)
     }
 }
