@@ -17,25 +17,29 @@ var gstreamerRTMPAvailable: Bool {
        .enabled(if: gstreamerRTMPAvailable, "gst-launch-1.0 with rtmp2sink is not installed (scripts/setup)"))
 struct GStreamerRelayTests {
     /// gst-launch-1.0 pushing `frames` frames of the test pattern to `url` as fast as it encodes.
-    func gstPublisher(_ url: String, frames: Int, live: Bool = false) throws -> ChildProcess {
+    func gstPublisher(_ url: String, frames: Int, live: Bool = false, sinkOptions: [String] = []) throws -> ChildProcess {
         try ChildProcess(gstLaunchPath, [
             "videotestsrc", "num-buffers=\(frames)", "is-live=\(live)", "!", "video/x-raw,width=320,height=240,framerate=30/1",
             "!", "x264enc", "tune=zerolatency", "key-int-max=30", "!", "h264parse", "!", "flvmux", "streamable=true",
             "!", "rtmp2sink", "location=\(url)",
-        ])
+        ] + sinkOptions)
     }
 
-    @Test("gst-launch … ! flvmux ! rtmp2sink ends its push with exit 0 and no ERROR (its deleteStream names the stream)")
-    func rtmp2sinkPush() throws {
+    @Test("gst-launch … ! flvmux ! rtmp2sink ends its push with exit 0 and no ERROR, whichever stop commands it sends (its deleteStream and closeStream name the stream, on message stream 0)",
+          arguments: [[], ["stop-commands=deletestream"], ["stop-commands=closestream"],
+                      ["stop-commands=fcunpublish+closestream+deletestream"]])
+    func rtmp2sinkPush(sinkOptions: [String]) throws {
         let relay = try startRelay()
         defer { relay.shutdown() }
-        let publisher = try gstPublisher("rtmp://127.0.0.1:\(relay.rtmpPort)/live/gst", frames: 90)
+        let publisher = try gstPublisher("rtmp://127.0.0.1:\(relay.rtmpPort)/live/gst", frames: 90, sinkOptions: sinkOptions)
         let status = publisher.wait(timeout: 60)
         // Before: "ERROR: from element …rtmp2sink…: Connection error: connection closed remotely", exit 1.
         #expect(status == 0, "gst-launch: \(publisher.stdout) \(publisher.stderr)")
         #expect(!publisher.stdout.contains("ERROR") && !publisher.stderr.contains("ERROR"), "\(publisher.stdout) \(publisher.stderr)")
         #expect(relay.rtmp.counters.protocolErrors.load(ordering: .relaxed) == 0)
         #expect(relay.rtmp.counters.bytesIn.load(ordering: .relaxed) > 10_000)
+        // The publication ended with the push.
+        #expect(try eventually(3) { try apiStreams(relay).isEmpty })
     }
 
     @Test("rtmp2src plays what ffmpeg publishes through the relay: decoded 320x240 frames, exit 0, no ERROR")
