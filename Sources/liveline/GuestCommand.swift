@@ -50,7 +50,9 @@ enum GuestCommand: Command {
           --size WxH           co-host picture size (default 640x360)
           --fps N              co-host frame rate (default 30)
           --bitrate KBPS       co-host bitrate (default 800)
-          --no-play            do not play RTMP_URL (only co-host)
+          --no-play            do not play RTMP_URL (only co-host); the co-host push's
+                               figures print once a second and as a final summary, as
+                               host prints its own (JSON lines with --stats json)
           --say TEXT           send a message to the room after joining
         \(LineOptions.help)
         \(TokenOption.help)
