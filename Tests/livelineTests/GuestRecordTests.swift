@@ -25,7 +25,8 @@ struct GuestRecordTests {
         #expect(result.status == 0, "\(result.stderr)")
         // Before: the replayed GOP kept its own timing, and the file ran ~8 s.
         let duration = try FFprobe.duration(file)
-        #expect(duration > 3 && duration < 5, "a 4 s run recorded \(duration) s")
+        // At most the 4 s of the run (less its connect time on a busy machine).
+        #expect(duration > 2 && duration < 4.6, "a 4 s run recorded \(duration) s")
         let first = try CLI.run(FFprobe.path, ["-v", "error", "-select_streams", "v:0", "-read_intervals", "%+#1",
                                                "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0", file])
         let fields = first.stdout.split(separator: "\n").first?.split(separator: ",") ?? []
