@@ -399,6 +399,7 @@ public final class GuestPipeline: @unchecked Sendable {
                             break loop
                         }
                     case .playing:
+                        recorder?.playStarted()
                         onEvent?(.ok)
                     case .reconnecting(let times):
                         onEvent?(.reconnecting(times: times))

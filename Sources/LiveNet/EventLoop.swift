@@ -45,8 +45,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var joinableThread: pthread_t?
     private var resourcesClosed = false
     private var dropped = 0
-    private var droppedAtLastReport = 0
-    private var lastDropReport: UInt64 = 0
+    private var dropLog = LogThrottle()
 
     /// Signalled when the loop has finished (sources closed, thread about to exit).
     private let finished = NSCondition()
@@ -281,11 +280,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// A warning about dropped tasks, at most one a second (a flood of refusals must not
     /// turn into a flood of log lines).
     private func dropReportLocked() -> String? {
-        let current = Clock.monotonicMicros()
-        guard lastDropReport == 0 || current >= lastDropReport + 1_000_000 else { return nil }
-        lastDropReport = current
-        let fresh = dropped - droppedAtLastReport
-        droppedAtLastReport = dropped
+        guard let fresh = dropLog.record(nowMicros: Clock.monotonicMicros()) else { return nil }
         return "\(name): task queue full (\(maxPendingTasks) waiting); dropped \(fresh) task(s), \(dropped) in all"
     }
 

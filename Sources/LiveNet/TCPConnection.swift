@@ -350,6 +350,7 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
     }
 
     func closeForShutdown() {
+        if state == .open { currentHandler?.onShutdown(self) }
         flushNow()
         closeNow(.loopShutdown)
     }

@@ -18,6 +18,8 @@ final class GuestLineRole: @unchecked Sendable {
     }
 
     let guest: Guest
+    /// What the co-host push captures and encodes (for its status and summary).
+    let cohost: HosterConfiguration
     private let options: LineOptions
     private let server: LineServer
     private let apply: Bool
@@ -25,6 +27,7 @@ final class GuestLineRole: @unchecked Sendable {
     private let emit: (String) -> Void
     private let lock = NSLock()
     private var _outcome: Outcome?
+    private var _pushStatus: HosterStatus?
 
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
          json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil) {
@@ -32,6 +35,7 @@ final class GuestLineRole: @unchecked Sendable {
         kitOptions.cohost = cohost
         kitOptions.tokenProvider = tokenProvider
         guest = Guest(options: kitOptions)
+        self.cohost = cohost
         self.options = options
         server = options.server(for: url)
         self.apply = apply
@@ -53,6 +57,13 @@ final class GuestLineRole: @unchecked Sendable {
         return _outcome
     }
 
+    /// The co-host push's latest status (nil before the first one).
+    var pushStatus: HosterStatus? {
+        lock.lock()
+        defer { lock.unlock() }
+        return _pushStatus
+    }
+
     func start() throws {
         try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
         if let say { guest.sendMessage(userName: options.userId, content: say) }
@@ -68,6 +79,10 @@ final class GuestLineRole: @unchecked Sendable {
     private func observe(_ event: LineSessionEvent) {
         var ending: Outcome?
         switch event {
+        case .cohostPush(.status(let status)):
+            lock.lock()
+            _pushStatus = status
+            lock.unlock()
         case .applicationResult(let code, _, let reason) where code != .ok:
             ending = .refused(code, reason)
         case .refused(let op, let code, let message) where op == "apply" || op == "join":

@@ -2,20 +2,35 @@ import Foundation
 import Testing
 
 /// A `liveline` process whose stdout JSON lines are collected with the time each arrived,
-/// for tests that look at events as they happen.
+/// for tests that look at events as they happen; its stderr is kept as text.
 final class KitProcess: @unchecked Sendable {
-    // @unchecked: `lines` is guarded by `lock`.
+    // @unchecked: `lines` and `errorText` are guarded by `lock`.
     let process = Process()
     private let output = Pipe()
+    private let errors = Pipe()
     private let lock = NSLock()
     private var lines: [(time: Date, object: [String: Any])] = []
+    private var errorText = ""
 
-    init(_ arguments: [String]) throws {
+    /// `input`: the process's stdin (a `Pipe` to type into, `FileHandle.nullDevice`);
+    /// nil: the test's own.
+    init(_ arguments: [String], input: Any? = nil) throws {
         process.executableURL = URL(fileURLWithPath: CLI.liveline)
         process.arguments = arguments
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
+        if let input { process.standardInput = input }
         try process.run()
+        let errorHandle = errors.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = errorHandle.availableData
+                if data.isEmpty { break }
+                lock.lock()
+                errorText += String(decoding: data, as: UTF8.self)
+                lock.unlock()
+            }
+        }
         let handle = output.fileHandleForReading
         Thread.detachNewThread { [self] in
             var buffer = Data()
@@ -54,6 +69,23 @@ final class KitProcess: @unchecked Sendable {
             Thread.sleep(forTimeInterval: 0.05)
         }
         return nil
+    }
+
+    /// What the process wrote to stderr so far.
+    var stderr: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return errorText
+    }
+
+    /// Waits until stderr contains `text`.
+    func waitForError(_ text: String, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if stderr.contains(text) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return stderr.contains(text)
     }
 
     /// SIGTERM and wait.
