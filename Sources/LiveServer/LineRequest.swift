@@ -6,8 +6,8 @@ import LiveCore
 /// in the `reply` event that answers the request so a kit can match answers.
 ///
 /// Fields per op (the seed method each stands for):
-/// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token;
-///   createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
+/// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token,
+///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
 ///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine)
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
@@ -47,11 +47,15 @@ public struct LineRequest: Codable, Equatable, Sendable {
     public var stream: String?
     /// create without tokens: the `lineKey=` value of the hoster's publish query.
     public var lineKey: String?
+    /// create: the most co-hosts the hoster's mix can show; the line then holds at most
+    /// this many (and never more than the server's own limit). nil: the server's limit.
+    public var maxCohosts: Int?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,
                 userName: String? = nil, header: String? = nil, content: String? = nil,
-                audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil) {
+                audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil,
+                maxCohosts: Int? = nil) {
         self.op = op
         self.id = id
         self.liveId = liveId
@@ -68,6 +72,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         self.video = video
         self.stream = stream
         self.lineKey = lineKey
+        self.maxCohosts = maxCohosts
     }
 
     /// The request as one JSON text message.

@@ -117,7 +117,7 @@ enum GuestCommand: Command {
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
             _ = try SourceSpec(parsing: cohost.source)
-            line = GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
+            line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
                                  json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
