@@ -80,7 +80,7 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .liveStop: "liveStop"
         case .cohostPush(let event): "cohostPush." + event.name
         case .refused: "refused"
-        case .reconnecting: "reconnecting"
+        case .reconnecting: "lineReconnecting"
         case .disconnected: "disconnected"
         case .tokenWillExpire: "tokenWillExpire"
         case .tokenRenewed: "tokenRenewed"

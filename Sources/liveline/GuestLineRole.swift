@@ -30,9 +30,13 @@ final class GuestLineRole: @unchecked Sendable {
 
     /// Throws when the line's signaling cannot be found from `url` (see `LineOptions.server(for:)`).
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
-         json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil) throws {
+         json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil,
+         reconnect: ReconnectBackoff = ReconnectBackoff()) throws {
         var kitOptions = Guest.Options()
         kitOptions.cohost = cohost
+        // The line and the co-host push retry as the play does (`--reconnect-tries`).
+        kitOptions.reconnect = reconnect
+        kitOptions.cohostPush.backoff = reconnect
         kitOptions.tokenProvider = tokenProvider
         guest = Guest(options: kitOptions)
         self.options = options

@@ -173,6 +173,43 @@ struct CohostLineTests {
         }
     }
 
+    @Test("serve killed and back on the same ports under a running line: the hoster's line reconnects and is created again, the co-host applies again and is back, a newcomer is accepted; no --signal anywhere")
+    func serverRestartUnderTheLine() throws {
+        let server = try Server()
+        let url = server.url("back")
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "back", "--accept", "auto",
+                                     "--stats", "json", "--duration", "90"])
+        defer { hoster.stop() }
+        func count(_ process: KitProcess, _ event: String, code: Int? = nil) -> Int {
+            process.events.filter { $0.object["event"] as? String == event && (code == nil || $0.object["code"] as? Int == code) }.count
+        }
+        func waitForCount(_ n: Int, _ process: KitProcess, _ event: String, code: Int? = nil, timeout: Double = 30) -> Bool {
+            process.waitFor(timeout: timeout) { _ in count(process, event, code: code) >= n } != nil
+        }
+        #expect(waitForCount(1, hoster, "lineResult", code: 0, timeout: 10))
+        let guest = try KitProcess(["guest", url, "--apply", "--no-play", "--source", "color:red", "--size", "160x90",
+                                    "--user-id", "red", "--stats", "json", "--duration", "90"])
+        defer { guest.stop() }
+        #expect(waitForCount(1, guest, "applicationResult", code: 0, timeout: 10), "\(guest.names)")
+        #expect(waitForCount(1, hoster, "cohostOpened", timeout: 10))
+
+        kill(server.background.process.processIdentifier, SIGKILL)
+        server.background.process.waitUntilExit()
+        #expect(waitForCount(1, hoster, "lineReconnecting", timeout: 10), "\(hoster.names)")
+        let restarted = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:\(server.rtmpPort)",
+                                                      "--http", "127.0.0.1:\(server.httpPort)"])
+        defer { restarted.stop() }
+        _ = try restarted.waitForLine(prefix: "ready")
+
+        #expect(waitForCount(2, hoster, "lineResult", code: 0), "\(hoster.names)")
+        #expect(waitForCount(2, guest, "applicationResult", code: 0), "\(guest.names)")
+        #expect(waitForCount(2, hoster, "cohostOpened"), "\(hoster.names)")
+        let newcomer = try CLI.liveline("guest", url, "--apply", "--no-play", "--source", "color:green", "--size", "160x90",
+                                        "--user-id", "green", "--stats", "json", "--duration", "4")
+        #expect(newcomer.stdout.contains("\"event\":\"applicationResult\",\"code\":0"), "stdout: \(newcomer.stdout) stderr: \(newcomer.stderr)")
+        #expect(!hoster.names.contains("disconnected") && hoster.process.isRunning, "\(hoster.names)")
+    }
+
     @Test("with tokens: hoster and guest each by a --token-command open, join, co-host and mix; a guest without a token gets 213")
     func linesWithTokens() throws {
         let relay = try TokenRelay()
