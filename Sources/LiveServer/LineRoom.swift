@@ -63,9 +63,11 @@ struct LineRoom: Sendable {
     /// co-host's video (with pubId, so the mix plays it again) and the applications
     /// still waiting for an answer.
     mutating func reclaim(by member: Member) -> [LineDelivery] {
-        members[hoster] = nil
+        // It keeps its place in the member pages (first).
+        let place = members.removeValue(forKey: hoster)?.sequence ?? member.sequence
         hoster = member.participant
-        members[member.participant] = member
+        members[member.participant] = Member(participant: member.participant, userId: member.userId, userData: member.userData,
+                                             sequence: place)
         let to = member.participant
         return [.send(LineEvent(.memberCount, total: memberCount), to: to)]
             + cohosts.map { .send(opened($0, withPubId: true), to: to) }

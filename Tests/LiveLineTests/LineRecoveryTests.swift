@@ -174,6 +174,43 @@ struct LineRecoveryTests {
         #expect(hosterLog.all.contains { if case .refused("accept", .lineFull, _) = $0 { true } else { false } })
     }
 
+    @Test("a co-host accepted after the template changed to one showing fewer is hung up, with 602 on the hoster's side, never left unseen")
+    func cohostTheMixCannotShowIsHungUp() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/tight"))
+        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line", rtmp: rtmp)
+        let hosterLog = LineEventLog()
+        let hoster = try Self.hoster(hosterLog)
+        try hoster.startPush(url: rtmp)
+        defer { hoster.stopPush() }
+        try hoster.createLine(server: server, liveId: "tight", userId: "host")
+        defer { hoster.closeLine() }
+        #expect(Self.waitForCount(1, in: hosterLog, Self.lineOK))
+
+        let loop = try EventLoop(name: "applicants")
+        loop.start()
+        defer { loop.shutdown() }
+        let first = LineClient(url: server.signalURL, loop: loop)
+        first.connect()
+        first.join(liveId: "tight", userId: "g1")
+        first.apply()
+        defer { first.disconnect() }
+        #expect(eventually { hoster.mixedCohosts.count == 1 })
+        // 320x180 with 60-pixel pads and 20-pixel borders: one tile fits, two do not.
+        try hoster.setVideoTemplate(.full, options: MixOptions(verPad: 60, borderWidth: 20))
+        let second = LineClient(url: server.signalURL, loop: loop)
+        let hungUp = Locked(false)
+        second.onEvent = { event in if event.event == .hungUp { hungUp.update { $0 = true } } }
+        second.connect()
+        second.join(liveId: "tight", userId: "g2")
+        second.apply()
+        defer { second.disconnect() }
+        #expect(eventually { hungUp.value })
+        #expect(hosterLog.wait { event -> LiveCode? in if case .refused("accept", let code, _) = event { return code }; return nil } == .lineFull)
+        #expect(hoster.mixedCohosts.count == 1)
+    }
+
     // MARK: item: the signaling is found from the RTMP URL
 
     @Test("LineServer.discover: the relay names its line in connect's answer; another signaling URL is a mismatch; nginx-rtmp names none")
