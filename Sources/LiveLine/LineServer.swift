@@ -68,8 +68,8 @@ extension LineServer {
                 "\(rtmp) does not say where its co-host line signaling is (it is not liveline serve): "
                     + "give the signaling URL, ws://HOST:PORT/line, of the server that runs the line for it"
             case .mismatch(let rtmp, let given, let announced):
-                "\(rtmp) runs its co-host line at \(announced), not at \(given): use \(announced) "
-                    + "(a line elsewhere would accept co-hosts whose push this server refuses)"
+                "\(rtmp) runs its co-host line at \(announced), not at \(given) "
+                    + "(a line there would accept co-hosts whose push this server refuses)"
             }
         }
 
