@@ -49,9 +49,10 @@ extension Hoster {
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
         // After a reconnect the same create reclaims the line (same token user, or the
         // lineKey of this hoster's push).
-        session.start(token: token, reply: lineRefusal) { client, token, tokenUser, reply in
+        session.start(token: token, reply: lineRefusal) { [weak self] client, token, tokenUser, reply in
             client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
-                          stream: stream, lineKey: server.lineKey, maxCohosts: capacity, reply: reply)
+                          stream: stream, lineKey: server.lineKey, maxCohosts: self?.currentMix?.lineCapacity ?? capacity,
+                          reply: reply)
         }
     }
 
@@ -110,6 +111,10 @@ extension Hoster {
     public func setVideoTemplate(_ template: MixTemplate, options: MixOptions) throws {
         try currentMix?.setLayout(template: template, options: options)
         setMixLayout(template, options)
+        // The line accepts no more co-hosts than the new layout shows.
+        if let capacity = currentMix?.lineCapacity {
+            currentLine?.send { [refusal = lineRefusal] in $0.setMaxCohosts(capacity, reply: refusal) }
+        }
     }
 
     /// Tells the room the hoster's audio / video is on or off (seed:

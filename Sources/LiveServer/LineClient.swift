@@ -121,6 +121,13 @@ public final class LineClient: @unchecked Sendable {
         send(LineRequest(op: .accept, peerId: peerId), reply: reply)
     }
 
+    /// The most co-hosts the hoster's mix now shows (after a template change): later
+    /// accepts past it get 602.
+    @discardableResult
+    public func setMaxCohosts(_ maxCohosts: Int, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .setMaxCohosts, maxCohosts: maxCohosts), reply: reply)
+    }
+
     /// rejectRTCLine.
     @discardableResult
     public func reject(peerId: String, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {

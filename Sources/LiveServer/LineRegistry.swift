@@ -135,7 +135,7 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .lineNotStarted, "not in a line: create or join one first", to: participant)]
         }
         let isHoster = room.hoster == participant
-        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close]
+        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts]
         let guestOps: Set<LineRequest.Op> = [.apply, .cancel, .leave]
         if hosterOps.contains(request.op), !isHoster {
             return [Self.reply(request, .unauthorized, "only the line's hoster may \(request.op.rawValue)", to: participant)]
@@ -160,6 +160,12 @@ public struct LineRegistry: Sendable {
             out = room.accept(request, pubId: Self.pubIdPrefix + makeToken(16), secret: makeToken(24))
         case .reject:
             out = room.reject(request)
+        case .setMaxCohosts:
+            guard let maxCohosts = request.maxCohosts, maxCohosts >= 0 else {
+                return [Self.reply(request, .invalidParams, "setMaxCohosts needs a maxCohosts of 0 or more", to: participant)]
+            }
+            room.maxCohosts = min(limits.maxCohosts, maxCohosts)
+            out = [Self.reply(request, .ok, to: participant)]
         case .close:
             return [Self.reply(request, .ok, to: participant)] + closeRoom(room, code: .ok, reason: "closed")
         case .message:

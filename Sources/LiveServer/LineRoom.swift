@@ -36,8 +36,9 @@ struct LineRoom: Sendable {
     let liveInfo: String
     /// Creation order, for the living list.
     let sequence: UInt64
-    /// The most co-hosts at once: the server's limit, or less when the hoster's mix shows fewer.
-    let maxCohosts: Int
+    /// The most co-hosts at once: the server's limit, or less when the hoster's mix shows
+    /// fewer (set at create, changed by setMaxCohosts; co-hosts already on stay).
+    var maxCohosts: Int
     /// Without tokens, the lineKey the hoster created the line with: a create with the
     /// same key (from the publisher holding it) reclaims the line.
     let hosterKey: String?

@@ -118,8 +118,8 @@ enum GuestCommand: Command {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
             _ = try SourceSpec(parsing: cohost.source)
             line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
-                                 json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider,
-                                 reconnect: configuration.reconnect)
+                                     json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider,
+                                     reconnect: configuration.reconnect)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }

@@ -174,8 +174,8 @@ struct LineRecoveryTests {
         #expect(hosterLog.all.contains { if case .refused("accept", .lineFull, _) = $0 { true } else { false } })
     }
 
-    @Test("a co-host accepted after the template changed to one showing fewer is hung up, with 602 on the hoster's side, never left unseen")
-    func cohostTheMixCannotShowIsHungUp() throws {
+    @Test("after a live template change that shows fewer co-hosts the line takes fewer: the next applicant gets 602, none is left unseen")
+    func templateChangeLowersTheLimit() throws {
         let relay = try Self.relay()
         defer { relay.shutdown() }
         let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/tight"))
@@ -198,15 +198,19 @@ struct LineRecoveryTests {
         defer { first.disconnect() }
         #expect(eventually { hoster.mixedCohosts.count == 1 })
         // 320x180 with 60-pixel pads and 20-pixel borders: one tile fits, two do not.
+        // The new limit goes out on the hoster's connection before any later accept.
         try hoster.setVideoTemplate(.full, options: MixOptions(verPad: 60, borderWidth: 20))
         let second = LineClient(url: server.signalURL, loop: loop)
-        let hungUp = Locked(false)
-        second.onEvent = { event in if event.event == .hungUp { hungUp.update { $0 = true } } }
+        let answer = Locked<LiveCode?>(nil)
+        second.onEvent = { event in
+            if event.event == .applicationResult || event.event == .hungUp { answer.update { $0 = event.event == .hungUp ? .unknown : event.liveCode } }
+        }
         second.connect()
         second.join(liveId: "tight", userId: "g2")
         second.apply()
         defer { second.disconnect() }
-        #expect(eventually { hungUp.value })
+        #expect(eventually { answer.value != nil })
+        #expect(answer.value == .lineFull)
         #expect(hosterLog.wait { event -> LiveCode? in if case .refused("accept", let code, _) = event { return code }; return nil } == .lineFull)
         #expect(hoster.mixedCohosts.count == 1)
     }

@@ -246,7 +246,7 @@ struct LineRegistryTests {
         #expect(one.reply(one.hoster)?.liveCode == .lineFull)
     }
 
-    @Test("the hoster's mix capacity caps the line: created with maxCohosts 2 under --max-cohosts 6, the third accept gets 602")
+    @Test("the hoster's mix capacity caps the line: created with maxCohosts 2 under --max-cohosts 6, the third accept gets 602 until setMaxCohosts raises it")
     func mixCapacityCapsTheLine() throws {
         var h = H(limits: LineLimits(maxCohosts: 6))
         h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", maxCohosts: 2))
@@ -257,6 +257,14 @@ struct LineRegistryTests {
         h.send(h.hoster, LineRequest(op: .accept, peerId: third))
         #expect(h.reply(h.hoster)?.liveCode == .lineFull)
         #expect(h.event(H.guest(3), .applicationResult)?.liveCode == .lineFull)
+        // The hoster's template changes to one showing three: the line takes a third.
+        h.send(H.guest(1), LineRequest(op: .setMaxCohosts, maxCohosts: 6))
+        #expect(h.reply(H.guest(1))?.liveCode == .unauthorized)
+        h.send(h.hoster, LineRequest(op: .setMaxCohosts, maxCohosts: -1))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .setMaxCohosts, maxCohosts: 3))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        _ = try h.cohost(3)
         // A capacity above the server's limit does not raise it; a negative one is refused.
         var capped = H(limits: LineLimits(maxCohosts: 1))
         capped.send(capped.hoster, LineRequest(op: .create, liveId: "room", userId: "host", maxCohosts: 4))
