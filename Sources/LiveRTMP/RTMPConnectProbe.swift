@@ -14,7 +14,7 @@ public enum RTMPConnectProbe {
     /// there was none (cannot connect, not RTMP, refused, timed out).
     public static func information(of url: RTMPURL, timeout: Duration = .seconds(5)) throws(RTMPClientError) -> AMF0Object {
         let loop: EventLoop
-        do {
+        do throws(NetError) {
             loop = try EventLoop(name: "liveline-probe")
         } catch {
             throw .connectFailed(url: url.description, error)

@@ -38,7 +38,7 @@ struct LineOptions {
     /// on another server would accept co-hosts whose push this one refuses); throws,
     /// saying what to pass, when it names none or another than `--signal`.
     func server(for url: RTMPURL) throws -> LineServer {
-        do {
+        do throws(LineServer.DiscoveryError) {
             return try LineServer.discover(rtmp: url, signalURL: signal)
         } catch {
             switch error {
