@@ -148,6 +148,8 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             lock.lock()
             current = nil
             lock.unlock()
+            // A refusal carries its own code; 100 (network error) is for what never got an answer.
+            if let refused = (error as? RTMPClientError)?.refusalCode { throw LiveError(refused, "RTMP publish refused: \(error)") }
             throw LiveError(.networkError, "RTMP publish failed: \(error)")
         }
         sendHeaders(publisher, stream: stream)
@@ -257,7 +259,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             lock.unlock()
             guard isCurrent, !stop, everPublished else { return }
             if case .rejected(_, let status) = error, status.code != RTMPStatus.Code.publishBadName {
-                giveUp(.liveError, "RTMP publish refused: \(error)")
+                giveUp(error.refusalCode ?? .liveError, "RTMP publish refused: \(error)")
             } else {
                 // BadName on a reconnect is worth another try: the relay may still hold the
                 // name for this hoster's own dead connection until that has been silent for

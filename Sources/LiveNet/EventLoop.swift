@@ -56,7 +56,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var sources: [UInt64: EventLoopSource] = [:]
     private var nextSourceID: UInt64 = 1  // 0 is the wake eventfd
     private var timers = TimerQueue()
-    private var pendingFlush: [TCPConnection] = []
+    /// Loop thread only; appended to once per connection and iteration and swapped out
+    /// whole by `flushPending`, which calls no code while it holds it: no run-time
+    /// exclusivity check (see `TCPConnection.queue`).
+    @exclusivity(unchecked) private var pendingFlush: [TCPConnection] = []
     private var flushing: [TCPConnection] = []
     /// The monotonic time (µs) of the current iteration, refreshed after each wait.
     private(set) var now: UInt64 = Clock.monotonicMicros()

@@ -45,8 +45,8 @@ public enum RTMPCommand: Equatable, Sendable {
 
         public var description: String {
             switch self {
-            case .missingName: "RTMPCommand(decoding:): the command message does not start with a name string"
-            case .missingArgument(let command, let argument): "RTMPCommand(decoding:): \(command) without its \(argument)"
+            case .missingName: "RTMP command: the command message does not start with a name string"
+            case .missingArgument(let command, let argument): "RTMP command: \(command) without its \(argument)"
             }
         }
     }

@@ -102,9 +102,9 @@ public struct RTMPServerSessionCore {
 
         public var description: String {
             switch self {
-            case .commandBeforeConnect(let name): "RTMPServerSessionCore.feed: \(name) before connect"
-            case .repeatedConnect: "RTMPServerSessionCore.feed: connect on a connection that is connected already"
-            case .tooManyStreams(let limit): "RTMPServerSessionCore.feed: more than \(limit) streams on one connection"
+            case .commandBeforeConnect(let name): "RTMP session: \(name) before connect"
+            case .repeatedConnect: "RTMP session: connect on a connection that is connected already"
+            case .tooManyStreams(let limit): "RTMP session: more than \(limit) streams on one connection"
             }
         }
     }

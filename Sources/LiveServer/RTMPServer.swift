@@ -104,7 +104,7 @@ public final class RTMPServer: Sendable {
         public var description: String {
             switch self {
             case .unfinishedBytesTotal(let limit):
-                "RTMPServer: unfinished messages of all connections would pass the budget of \(limit) bytes"
+                "the unfinished messages of all connections would pass the server's budget of \(limit) bytes"
             }
         }
     }

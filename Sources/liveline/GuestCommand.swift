@@ -40,10 +40,11 @@ enum GuestCommand: Command {
           --apply              apply to co-host; once accepted, capture --source and
                                publish it to the co-host stream the server assigned, which
                                the hoster mixes into RTMP_URL. A refused application (601
-                               rejected, 602 line full, 605 timed out) is reported with its
-                               code and the exit status is 3
+                               rejected, 602 line full, 605 stopped: the hoster did not
+                               answer in time) is reported with its code and the exit
+                               status is 3
           --source SPEC        what the co-host publishes: test | color:NAME | file:PATH |
-                               v4l2:/dev/videoN (default test)
+                               v4l2:/dev/videoN (default test); with --apply only, as are:
           --size WxH           co-host picture size (default 640x360)
           --fps N              co-host frame rate (default 30)
           --bitrate KBPS       co-host bitrate (default 800)
@@ -75,7 +76,11 @@ enum GuestCommand: Command {
         let noPlay = arguments.flag("--no-play")
         let say = try arguments.value("--say")
         var cohost = Guest.Options().cohost
-        if let source = try arguments.value("--source") { cohost.source = source }
+        if !apply {
+            try arguments.reject(["--source", "--size", "--fps", "--bitrate"], without: "--apply (it describes what a co-host publishes)")
+        }
+        if lineId == nil, !apply { try arguments.reject(LineOptions.names, without: "--line or --apply") }
+        if let source = try arguments.source("--source") { cohost.source = source }
         if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
         if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
@@ -86,12 +91,7 @@ enum GuestCommand: Command {
         try arguments.finish()
         guard let text = positionals.first else { throw UsageError("missing RTMP_URL") }
         guard positionals.count == 1 else { throw UsageError("unexpected argument '\(positionals[1])'") }
-        let url: RTMPURL
-        do {
-            url = try RTMPURL(parsing: text)
-        } catch {
-            throw UsageError("'\(text)' is not an RTMP URL: \(error)")
-        }
+        let url = try Arguments.rtmpURL(text)
         if let snapshot, !snapshot.lowercased().hasSuffix(".png") {
             throw UsageError("--snapshot needs a file ending in .png, not '\(snapshot)'")
         }
@@ -116,7 +116,6 @@ enum GuestCommand: Command {
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
-            _ = try SourceSpec(parsing: cohost.source)
             line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
                                      json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider,
                                      reconnect: configuration.reconnect)
@@ -197,8 +196,18 @@ struct GuestSession {
 
     private static func status(_ outcome: GuestLineRole.Outcome?) -> Int32 {
         guard case .refused(let code, let reason)? = outcome else { return 0 }
-        printError("liveline guest: application refused: code \(code.rawValue) (\(code.message))\(reason.isEmpty ? "" : ", \(reason)")")
+        printError("liveline guest: application refused: code \(code.rawValue) (\(code.message))\(reasonText(reason))")
         return refusedStatus
+    }
+
+    /// The reason of a refusal in words; nothing when the code's message says it already.
+    private static func reasonText(_ reason: String) -> String {
+        switch reason {
+        // 605 is the anyRTC SDK's "is stopped"; LiveLine's server sends it when time runs out.
+        case "timeout": ": the hoster did not answer in time"
+        case "", "rejected", "lineFull": ""
+        default: ", \(reason)"
+        }
     }
 
     /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end.

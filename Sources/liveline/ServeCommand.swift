@@ -64,6 +64,9 @@ enum ServeCommand: Command {
         var configuration = RelayServer.Configuration()
         let rtmpAddress = try address(arguments.value("--rtmp"), option: "--rtmp") ?? ("127.0.0.1", 1935)
         let httpAddress = try address(arguments.value("--http"), option: "--http") ?? ("127.0.0.1", 8080)
+        if rtmpAddress.1 != 0, rtmpAddress == httpAddress {
+            throw UsageError("--rtmp and --http are both \(rtmpAddress.0):\(rtmpAddress.1): give each its own port")
+        }
         (rtmp.host, rtmp.port) = rtmpAddress
         (configuration.httpHost, configuration.httpPort) = httpAddress
         if let cap = try arguments.int("--max-connections", in: 1...1_000_000) { rtmp.maxConnections = cap }
@@ -99,8 +102,9 @@ enum ServeCommand: Command {
             rtmp.onExpiry = value
         }
         if arguments.flag("--verbose") { Log.threshold = .info }
-        if let extra = arguments.positionals().first { throw UsageError("unexpected argument '\(extra)'") }
+        let extra = arguments.positionals()
         try arguments.finish()
+        if let extra = extra.first { throw Arguments.noConfigFile(given: extra) }
         rtmp.auth = try verifier(secretFile: secretFile, noAuth: noAuth, onExpiry: rtmp.onExpiry,
                                  listening: [("--rtmp", rtmpAddress), ("--http", httpAddress)])
         configuration.rtmp = rtmp
@@ -110,7 +114,14 @@ enum ServeCommand: Command {
         let signals = StopSignals { stop.signal() }
         defer { withExtendedLifetime(signals) {} }
 
-        let server = try RelayServer(configuration: configuration)
+        let server: RelayServer
+        do {
+            server = try RelayServer(configuration: configuration)
+        } catch let error as RelayServer.ListenError {
+            let option = error.listener == .rtmp ? "--rtmp" : "--http"
+            printError("liveline serve: \(error); choose another with \(option) HOST:PORT")
+            return 1
+        }
         printLine("ready rtmp://\(hostForURL(rtmp.host)):\(server.rtmpPort) http://\(hostForURL(configuration.httpHost)):\(server.httpPort)")
         stop.wait()
         printError("liveline serve: stopping")

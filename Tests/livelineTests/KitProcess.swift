@@ -88,24 +88,33 @@ final class TroubleProxy: @unchecked Sendable {
     init(upstreamPort: Int, upstreamBitsPerSecond: Double? = nil) throws {
         self.upstreamPort = upstreamPort
         self.upstreamBitsPerSecond = upstreamBitsPerSecond
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
         // A small receive window, as on a real narrow link: otherwise loopback's
         // auto-tuned buffers hide megabytes of backlog from the sender.
-        var window: Int32 = 32 << 10
-        setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+        (listener, port) = try Self.listen(receiveBuffer: 32 << 10)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// A TCP socket listening on a free port of 127.0.0.1, and that port.
+    static func listen(receiveBuffer: Int32? = nil) throws -> (socket: Int32, port: Int) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var window = receiveBuffer {
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        let listening = bound == 0 ? listen(listener, 16) : -1
-        guard listening == 0 else { throw ProxyError.listen(errno: errno) }
+        let listening = bound == 0 ? Glibc.listen(listener, 16) : -1
+        guard listening == 0 else {
+            let code = errno
+            Glibc.close(listener)
+            throw ProxyError.listen(errno: code)
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in acceptLoop() }
+        return (listener, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// From now on, server→client bytes are kept for `seconds` and then sent at once.
