@@ -40,12 +40,14 @@ struct HosterSession {
         // With a line, the push carries the lineKey that proves this hoster publishes the
         // line's stream (servers without tokens let only that publisher create the line).
         let pushURL = options.line == nil ? options.url : options.url.map(LineServer.hosterPushURL)
+        // The line's signaling is asked from the RTMP server before anything starts.
+        let lineServer = try options.line.flatMap { line in try pushURL.map { try line.server(for: $0) } }
         if !options.jsonStats, let url = options.url { report.note("pushing to \(url)") }
         try hoster.startPush(url: pushURL, extraSinks: extra, frameLimit: options.frameLimit)
         let lineFailure = LineFailure()
-        if let line = options.line, let url = pushURL {
+        if let line = options.line, let lineServer {
             HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats, failure: lineFailure).start()
-            try hoster.createLine(server: line.server(for: url), liveId: line.liveId, userId: line.userId,
+            try hoster.createLine(server: lineServer, liveId: line.liveId, userId: line.userId,
                                   userData: line.userData, liveInfo: options.liveInfo)
         }
         defer { hoster.closeLine() }
