@@ -1,8 +1,13 @@
 /// The relay's drop policy for one player, without the socket (see `RTMPServerSession`):
-/// a refused or skipped frame puts the player in "wait for a keyframe"; it then gets
-/// no media until a keyframe arrives while its queue is writable, and before that
+/// a refused or skipped message puts the player in "wait for a keyframe"; it then gets
+/// no video until a keyframe arrives while its queue is writable, and before that
 /// keyframe every header it missed. Headers count as missed until every one of them
 /// was queued, so a player never gets a keyframe its decoder cannot configure for.
+///
+/// Audio never waits for a keyframe: it is small, the ear notices its gaps first, and
+/// an audio-only stream has no keyframes at all. An audio frame the queue refuses is
+/// skipped (and video waits for a keyframe); one that follows missed headers is sent
+/// after them, so its decoder is configured too.
 ///
 /// Pure value, generic over the message so it is tested with plain values; the
 /// session keeps one per playback on its loop thread.
@@ -25,12 +30,16 @@ struct PlayerBackpressure {
             }
             return false
         }
+        if kind == .audio {
+            if missedHeaders {
+                guard isWritable(), sendHeaders(headers(), write: write) else { return false }
+            }
+            if !write(message) { needsKeyframe = true }
+            return false
+        }
         if needsKeyframe {
             guard kind == .keyframe, isWritable() else { return kind.isVideoFrame }
-            if missedHeaders {
-                for header in headers() where !write(header) { return true }
-                missedHeaders = false
-            }
+            if missedHeaders, !sendHeaders(headers(), write: write) { return true }
             guard write(message) else { return true }
             needsKeyframe = false
             return false
@@ -40,6 +49,13 @@ struct PlayerBackpressure {
             return kind.isVideoFrame
         }
         return false
+    }
+
+    /// Queues every header; clears `missedHeaders` when all were taken.
+    private mutating func sendHeaders<Message>(_ headers: [Message], write: (Message) -> Bool) -> Bool {
+        for header in headers where !write(header) { return false }
+        missedHeaders = false
+        return true
     }
 
     /// Messages never reached this player: nothing more until a keyframe, with the

@@ -1,4 +1,5 @@
 import Foundation
+import LiveCore
 import Testing
 @testable import LiveServer
 
@@ -32,6 +33,33 @@ struct FFmpegRelayTests {
         let frames = Int(stream["nb_read_frames"] as? String ?? "") ?? 0
         print("ffprobe counted \(frames) frames of the 120 published")
         #expect(frames > 30)
+    }
+
+    @Test("an audio-only stream (ffmpeg: a 1000 Hz sine in AAC) reaches ffmpeg players: the tone comes back")
+    func audioOnlyRelays() throws {
+        let relay = try startRelay()
+        defer { relay.shutdown() }
+        let url = "rtmp://127.0.0.1:\(relay.rtmpPort)/live/radio"
+        let publisher = try ChildProcess(ffmpegPath, [
+            "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000",
+            "-t", "6", "-c:a", "aac", "-b:a", "96k", "-f", "flv", url,
+        ])
+        #expect(try eventually(5) { try apiStreams(relay).first?.publisher != nil })
+        let pcm = FileManager.default.temporaryDirectory.appendingPathComponent("radio-\(UUID().uuidString).f32")
+        defer { try? FileManager.default.removeItem(at: pcm) }
+        let player = try ChildProcess(ffmpegPath, [
+            "-hide_banner", "-v", "error", "-i", url, "-t", "2", "-map", "0:a", "-f", "f32le", "-ac", "1", "-ar", "48000",
+            "-y", pcm.path,
+        ])
+        let played = player.wait(timeout: 15)
+        #expect(played == 0, "ffmpeg player: \(player.stderr)")
+        _ = publisher.wait(timeout: 15)
+        let bytes = (try? Data(contentsOf: pcm)) ?? Data()
+        let samples = bytes.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        #expect(samples.count > 48000, "\(samples.count) samples decoded")
+        guard samples.count > 48000 else { return }
+        let middle = samples[12000..<48000]
+        #expect(ToneDetector(frequency: 1000, sampleRate: 48000).share(in: middle) > 0.9)
     }
 
     @Test("a publisher killed with SIGKILL and started again under the same name is accepted at once")
@@ -74,3 +102,4 @@ struct FFmpegRelayTests {
         #expect(try eventually(3) { try apiStreams(relay).first?.fps ?? 0 > 20 })
     }
 }
+

@@ -44,7 +44,7 @@ struct PlayerBackpressureTests {
         #expect(!state.missedHeaders && !state.needsKeyframe)
     }
 
-    @Test("a refused frame waits for a keyframe on a writable queue; audio is skipped but not counted")
+    @Test("a refused frame waits for a keyframe on a writable queue; audio goes on meanwhile, never counted")
     func refusedFrameWaitsForKeyframe() {
         var state = PlayerBackpressure(needsKeyframe: false)
         var queue = Queue()
@@ -52,11 +52,41 @@ struct PlayerBackpressureTests {
         #expect(deliver("p1", .interframe, to: &state, queue: &queue))
         #expect(state.needsKeyframe && !state.missedHeaders)
         #expect(!deliver("a1", .audio, to: &state, queue: &queue))
+        #expect(deliver("p2", .interframe, to: &state, queue: &queue))
         queue.writable = false
         #expect(deliver("key1", .keyframe, to: &state, queue: &queue))
         queue.writable = true
         #expect(!deliver("key2", .keyframe, to: &state, queue: &queue))
-        #expect(queue.written == ["key2"])
+        #expect(queue.written == ["a1", "key2"])
+    }
+
+    @Test("an audio-only stream reaches a player that joined without a keyframe (there never is one)")
+    func audioOnlyNeedsNoKeyframe() {
+        var state = PlayerBackpressure(needsKeyframe: true)
+        var queue = Queue()
+        #expect(!deliver("aac", .audioHeader, to: &state, queue: &queue))
+        for index in 0..<5 { #expect(!deliver("a\(index)", .audio, to: &state, queue: &queue)) }
+        #expect(queue.written == ["aac", "a0", "a1", "a2", "a3", "a4"])
+    }
+
+    @Test("audio after missed headers goes out after them; a refused audio frame is skipped and video waits")
+    func audioAfterMissedHeaders() {
+        var state = PlayerBackpressure(needsKeyframe: false)
+        var queue = Queue()
+        queue.accepts = { _ in false }
+        #expect(!deliver("aac", .audioHeader, to: &state, queue: &queue))
+        #expect(state.missedHeaders && state.needsKeyframe)
+        // Still full: the audio frame is skipped, the headers stay owed.
+        #expect(!deliver("a1", .audio, to: &state, queue: &queue, headers: ["meta", "aac"]))
+        #expect(state.missedHeaders)
+        queue.accepts = { _ in true }
+        #expect(!deliver("a2", .audio, to: &state, queue: &queue, headers: ["meta", "aac"]))
+        #expect(!state.missedHeaders && state.needsKeyframe)
+        #expect(deliver("p1", .interframe, to: &state, queue: &queue))
+        queue.accepts = { $0 != "a3" }
+        #expect(!deliver("a3", .audio, to: &state, queue: &queue))
+        #expect(!deliver("key", .keyframe, to: &state, queue: &queue))
+        #expect(queue.written == ["meta", "aac", "a2", "key"])
     }
 
     @Test("after the publisher left, nothing of the old one's headers is owed")
