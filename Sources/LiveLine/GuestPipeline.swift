@@ -134,6 +134,31 @@ public final class GuestPipeline: @unchecked Sendable {
         if let path = configuration.snapshotPath, !path.lowercased().hasSuffix(".png") {
             throw LiveError(.invalidParams, "snapshot '\(path)': the file name must end in .png")
         }
+        // Both are written late (the recording from the first keyframe, the snapshot at
+        // the end): a path that cannot be written is found now, not after the run.
+        if let path = configuration.recordPath { try Self.checkWritable(path, what: "recording") }
+        if let path = configuration.snapshotPath { try Self.checkWritable(path, what: "snapshot") }
+    }
+
+    /// Throws unless the file `path` can be created or overwritten: it is no folder and
+    /// is writable when it exists, its folder exists and is writable when it does not.
+    static func checkWritable(_ path: String, what: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT != S_IFDIR else { throw LiveError(.invalidParams, "\(what) '\(path)' is a folder") }
+            guard access(path, W_OK) == 0 else {
+                throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written: \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written: there is no folder '\(folder)'")
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written in '\(folder)': \(String(cString: strerror(errno)))")
+        }
     }
 
     /// The figures so far (any thread).
@@ -566,11 +591,22 @@ public final class GuestPipeline: @unchecked Sendable {
             player.waitUntilClosed(timeout: .seconds(2))
         }
         loop?.shutdown()
+        // A recording that cannot be closed (a full disk) failed like one whose write
+        // failed: reported as such, not as the end of playing.
+        if let recorder {
+            do {
+                try recorder.finish()
+            } catch {
+                stopRecording(recorder, after: error)
+            }
+        }
         do {
-            try recorder?.finish()
             if let path = configuration.snapshotPath, let frame = lastFrame {
                 let image = try Scaler().rgbaImage(from: frame)
                 try ImageFile.writePNG(image, path: path)
+                lock.lock()
+                _stats.snapshotWritten = true
+                lock.unlock()
             }
         } catch {
             if failure == nil { failure = error }
@@ -583,7 +619,8 @@ public final class GuestPipeline: @unchecked Sendable {
         let code: LiveCode = switch failure {
         case nil: .ok
         case let error as LiveError: error.code
-        case Error.player(.rejected)?: .liveError
+        // The server refused the play, or nothing was published there within the timeout.
+        case Error.player(.rejected)?, Error.noVideo?: .liveError
         default: .networkDisconnected
         }
         onEvent?(.closed(code))

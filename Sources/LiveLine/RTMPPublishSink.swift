@@ -148,7 +148,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             lock.lock()
             current = nil
             lock.unlock()
-            throw LiveError(.networkError, "RTMP publish failed: \(error)")
+            // A refusal (BadName, a refused token) is the server's answer, not the network's.
+            let refused = (error as? RTMPClientError)?.statusCode != nil
+            throw LiveError(refused ? .liveError : .networkError, "RTMP publish failed: \(error)")
         }
         sendHeaders(publisher, stream: stream)
         loop.executeCoalesced { [self] in scheduleStatus() }
