@@ -51,9 +51,11 @@ enum GuestCommand: Command {
           --say TEXT           send a message to the room after joining
         \(LineOptions.help)
         \(TokenOption.help)
-        With --line the run also ends when the hoster hangs up or closes the line; the
-        line's events print as JSON lines with --stats json ({"event":"applicationResult",
-        "code":0,...}, "cohostOpened", "message", "memberCount", ...).
+        With --no-play the run also ends when the hoster hangs up or closes the line
+        (exit status 0); with --line, a line that cannot be reached or is lost, or a
+        co-host push that fails, ends the run with 1. The line's events print as JSON
+        lines with --stats json ({"event":"applicationResult", "code":0,...},
+        "cohostOpened", "message", "memberCount", ...).
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {

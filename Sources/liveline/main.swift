@@ -17,6 +17,10 @@ let usage = """
       help      show this text
 
     Run 'liveline <command> --help' for the options of a command.
+
+    Exit status: 0 done (also when the reader of stdout went away), 1 a runtime failure
+    (network, file, device, a push or line that failed), 2 a usage error, 3 refused by
+    the line or the server (601, 602, 604, 605, a refused token, publish or play).
     """
 
 // A reader that goes away (`| head`, Ctrl-C in a pipeline) must end a run cleanly, not
