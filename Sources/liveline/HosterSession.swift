@@ -16,8 +16,17 @@ struct HosterSession {
         var kitOptions = Hoster.Options()
         kitOptions.configuration = options.configuration
         kitOptions.push = options.push
-        let hoster = try Hoster(options: kitOptions)
         let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
+        let started = Clock.monotonicMicros()
+        let hoster: Hoster
+        let recording: RecordingSink?
+        do {
+            hoster = try Hoster(options: kitOptions)
+            recording = try options.record.map { try RecordingSink(path: $0) }
+        } catch {
+            report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: Double(Clock.monotonicMicros() - started) / 1e6)
+            throw error
+        }
         if options.jsonStats {
             hoster.onEvent = { event in
                 switch event {
@@ -34,8 +43,6 @@ struct HosterSession {
         let signals = StopSignals { hoster.requestStop() }
         defer { withExtendedLifetime(signals) {} }
 
-        let started = Clock.monotonicMicros()
-        let recording = try options.record.map { try RecordingSink(path: $0) }
         // With a line, the push carries the lineKey that proves this hoster publishes the
         // line's stream (servers without tokens let only that publisher create the line).
         let pushURL = options.line == nil ? options.url : options.url.map(LineServer.hosterPushURL)
@@ -47,13 +54,8 @@ struct HosterSession {
         do {
             try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
         } catch {
-            // The push never started, so the kit reported nothing: a program reading the
-            // JSON lines still gets the failure (seed: onRtmpStreamFailed) and a summary.
-            if options.jsonStats {
-                printLine(jsonLine(["event": "failed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue,
-                                    "message": "\(error)"]))
-                summary(error: error)
-            }
+            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(),
+                                 elapsed: Double(Clock.monotonicMicros() - started) / 1e6, record: recording)
             throw error
         }
         let lineFailure = LineFailure()
@@ -205,6 +207,15 @@ struct StatsReport {
             }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         }
+    }
+
+    /// A run that never started (no source, no logo, no file, no server): the kit
+    /// reported nothing, so a program reading the JSON lines still gets the failure
+    /// (seed: onRtmpStreamFailed) and a summary. People get the error alone.
+    func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: RecordingSink? = nil) {
+        guard json else { return }
+        printLine(jsonLine(["event": "failed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue, "message": "\(error)"]))
+        summary(stats, push: push, elapsed: elapsed, record: record, error: error)
     }
 
     /// The final figures; `record` names the file only when the recording did not fail,

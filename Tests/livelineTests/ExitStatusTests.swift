@@ -71,6 +71,17 @@ struct ExitStatusTests {
         #expect(summary["frames"] as? Int == 0)
     }
 
+    @Test("host --stats json with a source or logo that cannot be used: failed and a summary on stdout, exit 1", arguments: [
+        ["--source", "file:/nonexistent/clip.mp4"], ["--logo", "/nonexistent/logo.png"],
+    ])
+    func hostUnusableInput(arguments: [String]) throws {
+        let result = try CLI.run(CLI.liveline, ["host", "--size", "160x120", "--stats", "json", "--duration", "1"] + arguments)
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        #expect(Self.event("failed", in: result.stdout) != nil, "stdout: \(result.stdout)")
+        let summary = try #require(Self.event("summary", in: result.stdout), "stdout: \(result.stdout)")
+        #expect((summary["error"] as? String)?.contains("/nonexistent/") == true, "\(summary)")
+    }
+
     @Test("host --stats json whose reconnect tries run out still ends with a summary, exit 1")
     func hostRetriesRunOut() throws {
         let server = try Server()
