@@ -137,7 +137,13 @@ struct GuestSession {
 
     func run() throws -> Int32 {
         if !play, let line { return try runLineOnly(line) }
-        let pipeline = try GuestPipeline(configuration: configuration)
+        let pipeline: GuestPipeline
+        do {
+            pipeline = try GuestPipeline(configuration: configuration)
+        } catch {
+            report.failedAtStart(error, configuration: configuration)
+            throw error
+        }
         pipeline.onEvent = { [report, weak pipeline] event in report.event(event, error: { pipeline?.error }) }
         let signals = StopSignals { pipeline.stop() }
         defer { withExtendedLifetime(signals) {} }
@@ -145,7 +151,12 @@ struct GuestSession {
         if report.json, !report.toStandardError { CommandOutput.standardOutput.whenReaderGone { pipeline.stop() } }
 
         let started = Clock.monotonicMicros()
-        try pipeline.start()
+        do {
+            try pipeline.start()
+        } catch {
+            report.failedAtStart(error, configuration: configuration)
+            throw error
+        }
         try line?.start()
         var previous = pipeline.stats
         var previousTime = started
@@ -300,6 +311,16 @@ struct GuestReport: Sendable {
             // about a stream being published; `firstFrame` says that.
             emitJSON(jsonLine(["event": event.name, "message": "connected, waiting for the stream"]))
         }
+    }
+
+    /// A run that never started (an output that cannot be written, no token): the kit
+    /// reported nothing, so a program reading the JSON lines still gets `closed` with
+    /// the error (seed: onRtmpPlayerClosed) and a summary. People get the error alone.
+    func failedAtStart(_ error: Error, configuration: GuestPipeline.Configuration) {
+        guard json else { return }
+        emitJSON(jsonLine(["event": "closed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue,
+                           "message": "\(error)"]))
+        summary(GuestStats(), player: RTMPPlayer.Stats(), elapsed: 0, reason: .failed, configuration: configuration, error: error)
     }
 
     func summary(_ stats: GuestStats, player: RTMPPlayer.Stats, elapsed: Double, reason: GuestPipeline.EndReason?,

@@ -157,6 +157,13 @@ struct ExitStatusTests {
         // Before: found only after the run (here: after waiting 5 s for a stream).
         #expect(result.stderr.contains("cannot be written: there is no folder '/nonexistent-folder'"), "stderr: \(result.stderr)")
         #expect(Date().timeIntervalSince(started) < 3)
+        // A program reading the JSON lines gets the end and a summary too.
+        let json = try CLI.run(CLI.liveline, ["guest", server.url("nobody"), "--timeout", "5", "--stats", "json"] + arguments)
+        #expect(json.status == 1)
+        #expect(Self.event("closed", in: json.stdout)?["code"] as? Int == 4, "stdout: \(json.stdout)")
+        let summary = try #require(Self.event("summary", in: json.stdout), "stdout: \(json.stdout)")
+        #expect((summary["error"] as? String)?.contains("/nonexistent-folder") == true, "\(summary)")
+        #expect(summary["snapshot"] is NSNull && summary["record"] is NSNull, "\(summary)")
     }
 
     @Test("guest of a stream nobody publishes: connected, waiting; then closed with 102 and exit 1; the summary names no snapshot")
