@@ -274,13 +274,10 @@ struct GuestReport: Sendable {
         } else {
             var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s  cache %d ms", elapsed, stats.frames,
                               fps, stats.width, stats.height, kbps, player.bufferedMilliseconds)
-            let skipped = stats.skippedPackets + stats.silentFrames
-            if skipped > 0 { line += "  skipped \(skipped)" }
-            if stats.reconnects > 0 { line += "  reconnects \(stats.reconnects)" }
+            for (name, count) in Self.losses(stats) { line += "  \(name) \(count)" }
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
             }
-            if stats.droppedPackets > 0 { line += "  dropped \(stats.droppedPackets)" }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         }
     }
@@ -311,6 +308,13 @@ struct GuestReport: Sendable {
             // about a stream being published; `firstFrame` says that.
             emitJSON(jsonLine(["event": event.name, "message": "connected, waiting for the stream"]))
         }
+    }
+
+    /// What the status lines and the summary both count, when it happened at all:
+    /// frames latency control skipped, reconnects, packets dropped before decoding.
+    private static func losses(_ stats: GuestStats) -> [(String, Int)] {
+        [("skipped", stats.skippedPackets + stats.silentFrames), ("reconnects", stats.reconnects),
+         ("dropped", stats.droppedPackets)].filter { $0.1 > 0 }
     }
 
     /// A run that never started (an output that cannot be written, no token): the kit
@@ -356,6 +360,7 @@ struct GuestReport: Sendable {
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: ", latency p50 %.1f ms p95 %.1f ms", p50, p95)
             }
+            for (name, count) in Self.losses(stats) { line += ", \(name) \(count)" }
             if let snapshot { line += ", snapshot \(snapshot)" }
             if let error = stats.recordingError {
                 line += ", \(error)"

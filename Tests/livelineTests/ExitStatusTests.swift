@@ -102,18 +102,22 @@ struct ExitStatusTests {
         #expect((summary["frames"] as? Int ?? 0) > 0)
     }
 
-    @Test("the hoster's final line counts the drops and reconnects its status lines showed")
-    func hostSummaryAgrees() throws {
+    @Test("the final lines of hoster and guest count the drops and reconnects their status lines showed")
+    func summariesAgree() throws {
         let server = try Server()
         let port = server.rtmpPort
         let url = server.url("agree")
         final class Box: @unchecked Sendable { var result: CLI.Result? }  // written once, read after the group waits
-        let box = Box()
+        let host = Box(), guest = Box()
         let group = DispatchGroup()
-        group.enter()
-        DispatchQueue.global().async {
-            box.result = try? CLI.liveline("host", url, "--size", "160x120", "--fps", "15", "--keyint", "1", "--duration", "9")
-            group.leave()
+        for (box, arguments, delay) in [(host, ["host", url, "--size", "160x120", "--fps", "15", "--keyint", "1", "--duration", "10"], 0.0),
+                                        (guest, ["guest", url, "--duration", "8.5"], 1.0)] {
+            group.enter()
+            DispatchQueue.global().async {
+                Thread.sleep(forTimeInterval: delay)
+                box.result = try? CLI.run(CLI.liveline, arguments)
+                group.leave()
+            }
         }
         Thread.sleep(forTimeInterval: 2.5)
         kill(server.background.process.processIdentifier, SIGKILL)
@@ -123,19 +127,20 @@ struct ExitStatusTests {
         defer { restarted.stop() }
         _ = try restarted.waitForLine(prefix: "ready")
         group.wait()
-        let result = try #require(box.result)
-        #expect(result.status == 0, "stderr: \(result.stderr)")
-        let lines = result.stderr.split(separator: "\n").map(String.init)
-        let status = try #require(lines.last { $0.contains(" frames ") && $0.contains("dropped ") }, "stderr: \(result.stderr)")
-        let final = try #require(lines.last { $0.hasPrefix("done:") }, "stderr: \(result.stderr)")
         func number(before word: String, in line: String) -> Int? {
             let words = line.replacingOccurrences(of: ",", with: "").split(separator: " ")
             return words.firstIndex(of: Substring(word)).flatMap { $0 > 0 ? Int(words[$0 - 1]) : nil }
         }
         func number(after word: String, in line: String) -> Int? {
-            let words = line.split(separator: " ")
+            let words = line.replacingOccurrences(of: ",", with: "").split(separator: " ")
             return words.firstIndex(of: Substring(word)).flatMap { $0 + 1 < words.count ? Int(words[$0 + 1]) : nil }
         }
+
+        let hosted = try #require(host.result)
+        #expect(hosted.status == 0, "stderr: \(hosted.stderr)")
+        let hostLines = hosted.stderr.split(separator: "\n").map(String.init)
+        let status = try #require(hostLines.last { $0.contains(" frames ") && $0.contains("dropped ") }, "stderr: \(hosted.stderr)")
+        let final = try #require(hostLines.last { $0.hasPrefix("done:") }, "stderr: \(hosted.stderr)")
         let shown = try #require(number(after: "dropped", in: status), "\(status)")
         #expect(shown > 0, "no frame dropped while the server was away: \(status)")
         #expect(status.contains("reconnects 1"), "\(status)")
@@ -143,6 +148,20 @@ struct ExitStatusTests {
         let total = try #require(number(before: "dropped", in: final), "\(final)")
         #expect(total >= shown, "status: \(status)\nfinal: \(final)")
         #expect(final.contains("1 reconnects"), "\(final)")
+
+        let played = try #require(guest.result)
+        #expect(played.status == 0, "stderr: \(played.stderr)")
+        let guestLines = played.stderr.split(separator: "\n").map(String.init)
+        let guestStatus = try #require(guestLines.last { $0.contains(" frames ") && !$0.hasPrefix("done") }, "stderr: \(played.stderr)")
+        let guestFinal = try #require(guestLines.last { $0.hasPrefix("done") }, "stderr: \(played.stderr)")
+        #expect(guestStatus.contains("reconnects 1"), "\(guestStatus)")
+        // Before: the guest's final line said nothing of its reconnect, skips or drops.
+        #expect(guestFinal.contains("reconnects 1"), "\(guestFinal)")
+        for word in ["skipped", "dropped"] {
+            if let counted = number(after: word, in: guestStatus) {
+                #expect((number(after: word, in: guestFinal) ?? 0) >= counted, "status: \(guestStatus)\nfinal: \(guestFinal)")
+            }
+        }
     }
 
     @Test("guest: a snapshot or recording path that cannot be written is an error at start, exit 1", arguments: [
