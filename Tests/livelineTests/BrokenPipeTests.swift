@@ -77,6 +77,15 @@ struct BrokenPipeTests {
         #expect(Self.summary(in: stderr) != nil, "no summary on stderr: \(stderr)")
     }
 
+    @Test("host 2>&1 | head -1: status lines that nobody reads are dropped, the run goes on to its end, exit 0")
+    func stderrIntoHead() throws {
+        let started = Date()
+        let run = try Self.bash(Self.quoted(["host", "--size", "160x120", "--fps", "10", "--duration", "3"]) + " 2>&1 | head -1")
+        // Before: killed by SIGPIPE (141) at the second status line.
+        #expect(run.status == 0, "stdout: \(run.stdout) stderr: \(run.stderr)")
+        #expect(Date().timeIntervalSince(started) >= 2.5)
+    }
+
     @Test("a --token-command starts with SIGPIPE at its default, not ignored")
     func tokenCommandSignals() throws {
         // Bit 12 of SigIgn is SIGPIPE (13).
