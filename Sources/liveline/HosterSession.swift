@@ -18,13 +18,14 @@ struct HosterSession {
         kitOptions.push = options.push
         let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
         let started = Clock.monotonicMicros()
+        let elapsed = { Double(Clock.monotonicMicros() - started) / 1e6 }
         let hoster: Hoster
         let recording: RecordingSink?
         do {
             hoster = try Hoster(options: kitOptions)
             recording = try options.record.map { try RecordingSink(path: $0) }
         } catch {
-            report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: Double(Clock.monotonicMicros() - started) / 1e6)
+            report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: elapsed())
             throw error
         }
         if options.jsonStats {
@@ -48,14 +49,12 @@ struct HosterSession {
         let pushURL = options.line == nil ? options.url : options.url.map(LineServer.hosterPushURL)
         let push: () -> HosterStatus? = { options.url == nil ? nil : hoster.pushStatus }
         func summary(error: Error?) {
-            report.summary(hoster.pipelineStats, push: push(), elapsed: Double(Clock.monotonicMicros() - started) / 1e6,
-                           record: recording, error: error)
+            report.summary(hoster.pipelineStats, push: push(), elapsed: elapsed(), record: recording, error: error)
         }
         do {
             try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
         } catch {
-            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(),
-                                 elapsed: Double(Clock.monotonicMicros() - started) / 1e6, record: recording)
+            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed(), record: recording)
             throw error
         }
         let lineFailure = LineFailure()
