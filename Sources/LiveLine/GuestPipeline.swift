@@ -136,30 +136,10 @@ public final class GuestPipeline: @unchecked Sendable {
         }
         // Both are written late (the recording from the first keyframe, the snapshot at
         // the end): a path that cannot be written is found now, not after the run.
-        if let path = configuration.recordPath { try Self.checkWritable(path, what: "recording") }
-        if let path = configuration.snapshotPath { try Self.checkWritable(path, what: "snapshot") }
+        if let path = configuration.recordPath { try OutputFile.checkWritable(path, what: "recording") }
+        if let path = configuration.snapshotPath { try OutputFile.checkWritable(path, what: "snapshot") }
     }
 
-    /// Throws unless the file `path` can be created or overwritten: it is no folder and
-    /// is writable when it exists, its folder exists and is writable when it does not.
-    static func checkWritable(_ path: String, what: String) throws {
-        var info = stat()
-        if stat(path, &info) == 0 {
-            guard info.st_mode & S_IFMT != S_IFDIR else { throw LiveError(.invalidParams, "\(what) '\(path)' is a folder") }
-            guard access(path, W_OK) == 0 else {
-                throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written: \(String(cString: strerror(errno)))")
-            }
-            return
-        }
-        let parent = (path as NSString).deletingLastPathComponent
-        let folder = parent.isEmpty ? "." : parent
-        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
-            throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written: there is no folder '\(folder)'")
-        }
-        guard access(folder, W_OK) == 0 else {
-            throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written in '\(folder)': \(String(cString: strerror(errno)))")
-        }
-    }
 
     /// The figures so far (any thread).
     public var stats: GuestStats {

@@ -54,7 +54,7 @@ struct HosterSession {
         do {
             try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
         } catch {
-            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed(), record: recording)
+            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed())
             throw error
         }
         let lineFailure = LineFailure()
@@ -211,10 +211,11 @@ struct StatsReport {
     /// A run that never started (no source, no logo, no file, no server): the kit
     /// reported nothing, so a program reading the JSON lines still gets the failure
     /// (seed: onRtmpStreamFailed) and a summary. People get the error alone.
-    func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: RecordingSink? = nil) {
+    func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double) {
         guard json else { return }
         printLine(jsonLine(["event": "failed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue, "message": "\(error)"]))
-        summary(stats, push: push, elapsed: elapsed, record: record, error: error)
+        // Nothing was recorded: no "record" names a file.
+        summary(stats, push: push, elapsed: elapsed, record: nil, error: error)
     }
 
     /// The final figures; `record` names the file only when the recording did not fail,

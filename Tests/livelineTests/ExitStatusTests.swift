@@ -71,8 +71,8 @@ struct ExitStatusTests {
         #expect(summary["frames"] as? Int == 0)
     }
 
-    @Test("host --stats json with a source or logo that cannot be used: failed and a summary on stdout, exit 1", arguments: [
-        ["--source", "file:/nonexistent/clip.mp4"], ["--logo", "/nonexistent/logo.png"],
+    @Test("host --stats json with a source, logo or recording that cannot be used: failed and a summary on stdout, exit 1", arguments: [
+        ["--source", "file:/nonexistent/clip.mp4"], ["--logo", "/nonexistent/logo.png"], ["--record", "/nonexistent/a.flv"],
     ])
     func hostUnusableInput(arguments: [String]) throws {
         let result = try CLI.run(CLI.liveline, ["host", "--size", "160x120", "--stats", "json", "--duration", "1"] + arguments)
@@ -80,6 +80,8 @@ struct ExitStatusTests {
         #expect(Self.event("failed", in: result.stdout) != nil, "stdout: \(result.stdout)")
         let summary = try #require(Self.event("summary", in: result.stdout), "stdout: \(result.stdout)")
         #expect((summary["error"] as? String)?.contains("/nonexistent/") == true, "\(summary)")
+        // Before (--record): the summary named the recording it never made.
+        #expect(summary["record"] is NSNull, "\(summary)")
     }
 
     @Test("host --stats json whose reconnect tries run out still ends with a summary, exit 1")
