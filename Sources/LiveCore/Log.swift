@@ -17,6 +17,9 @@ public enum LogLevel: Int, Comparable, Sendable {
 /// `flush()` before anything that ends the process otherwise.
 public enum Log {
     nonisolated(unsafe) public static var threshold: LogLevel = .warning
+    /// Start every line with the UTC time to the millisecond, as a server's log needs
+    /// (`liveline serve` sets it). Set once at start, before anything logs.
+    nonisolated(unsafe) public static var timestamps = false
     /// Lines waiting for the writer beyond this are dropped (and counted).
     public static let queueCapacity = 4096
 
@@ -37,8 +40,23 @@ public enum Log {
 
     private static func write(_ level: LogLevel, _ message: String) {
         guard threshold != .none, level >= threshold else { return }
+        writer.enqueue(line(level, message, wallMicros: timestamps ? Clock.wallMicros() : nil))
+    }
+
+    /// One log line, newline included: `[TIME ]liveline LEVEL: message`.
+    static func line(_ level: LogLevel, _ message: String, wallMicros: UInt64?) -> String {
         let tag = level == .error ? "error" : level == .warning ? "warning" : "info"
-        writer.enqueue("liveline \(tag): \(message)\n")
+        let time = wallMicros.map { timestamp($0) + " " } ?? ""
+        return "\(time)liveline \(tag): \(message)\n"
+    }
+
+    /// `2026-12-01T21:58:24.123Z`: UTC, ISO 8601, milliseconds.
+    public static func timestamp(_ wallMicros: UInt64) -> String {
+        var seconds = time_t(wallMicros / 1_000_000)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return String(format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
+                      parts.tm_hour, parts.tm_min, parts.tm_sec, Int32(wallMicros / 1000 % 1000))
     }
 }
 

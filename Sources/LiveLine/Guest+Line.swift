@@ -153,7 +153,13 @@ extension Guest {
                                               filters: try configuration.makeFilterChain(), encoder: encoder)
                 let push = RTMPPublishSink(url: url, options: options.cohostPush)
                 push.encoder = encoder
-                push.onEvent = { [weak self] event in self?.reportLine(.cohostPush(event)) }
+                push.onEvent = { [weak self] event in
+                    guard let self else { return }
+                    // A push stopped on purpose (hang-up, leave) is not lost when the server
+                    // ends its stream a moment before the push ends: no reconnecting or failed.
+                    if case .closed = event {} else if self.cohostPushStopped(since: epoch) { return }
+                    self.reportLine(.cohostPush(event))
+                }
                 pipeline.addSink(push)
                 lock.lock()
                 guard epoch == cohostEpoch else {
@@ -174,6 +180,13 @@ extension Guest {
                 reportLine(.cohostPush(.failed((error as? LiveError)?.code ?? .networkDisconnected)))
             }
         }
+    }
+
+    /// True once the push started at `epoch` was asked to stop (any thread).
+    private func cohostPushStopped(since epoch: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return cohostEpoch != epoch
     }
 
     /// Stops the co-host push without waiting (any thread).

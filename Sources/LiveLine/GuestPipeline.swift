@@ -404,6 +404,7 @@ public final class GuestPipeline: @unchecked Sendable {
                             break loop
                         }
                     case .playing:
+                        recorder?.playStarted()
                         onEvent?(.ok)
                     case .reconnecting(let times):
                         onEvent?(.reconnecting(times: times))
@@ -599,8 +600,10 @@ public final class GuestPipeline: @unchecked Sendable {
         let code: LiveCode = switch failure {
         case nil: .ok
         case let error as LiveError: error.code
-        // The server refused the play, or nothing was published there within the timeout.
-        case Error.player(.rejected)?, Error.noVideo?: .liveError
+        // The server refused the play (its code: 213 no token, 104 not allowed, else 102),
+        // or nothing was published there within the timeout (102).
+        case Error.player(let error)?: error.refusalCode ?? .networkDisconnected
+        case Error.noVideo?: .liveError
         default: .networkDisconnected
         }
         onEvent?(.closed(code))

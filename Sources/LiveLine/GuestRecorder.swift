@@ -7,7 +7,9 @@ import LiveRTMP
 /// `MediaRecorder`, the stream's SPS/PPS as its global header.
 ///
 /// The file is created at the first keyframe after a decoder configuration, with the
-/// size of the first decoded frame (or the metadata's). When the configuration changes
+/// size of the first decoded frame (or the metadata's), and starts at 0 there. A relay's
+/// replayed GOP is squeezed into the moment it arrived (`RecordingTimeline`), so the file
+/// lasts as long as the play, not the play plus the cached GOP. When the configuration changes
 /// mid-stream, its SPS/PPS are put in front of the next keyframe so decoders of the
 /// file switch with it. A packet whose NAL lengths run past its end (a publisher can send
 /// anything) is left out and counted; only a failed write stops the recording. Confined
@@ -17,6 +19,7 @@ public final class GuestRecorder {
     private var recorder: MediaRecorder?
     private var configuration: H264Bitstream.AVCDecoderConfiguration?
     private var configurationChanged = false
+    private var timeline = RecordingTimeline()
 
     public init(path: String) throws {
         let lower = path.lowercased()
@@ -35,6 +38,11 @@ public final class GuestRecorder {
         self.configuration = configuration
     }
 
+    /// A play started again (a reconnect): the relay may replay its GOP once more.
+    public func playStarted() {
+        timeline.playStarted()
+    }
+
     /// Writes one received packet; `width`/`height` size the file when it is created.
     public func write(_ packet: RTMPVideoPacket, width: Int, height: Int, fps: Int) throws {
         guard let configuration else { return }
@@ -51,7 +59,8 @@ public final class GuestRecorder {
             annexB = configuration.annexB + annexB
             configurationChanged = false
         }
-        try recorder!.write(EncodedVideoPacket(data: annexB, pts: packet.pts, dts: packet.dts,
+        let (dts, pts) = timeline.place(dts: packet.dts.micros, pts: packet.pts.micros, arrivalMicros: packet.receivedMicros)
+        try recorder!.write(EncodedVideoPacket(data: annexB, pts: MediaTime(micros: pts), dts: MediaTime(micros: dts),
                                                isKeyframe: packet.isKeyframe, captureTimeMicros: 0))
     }
 

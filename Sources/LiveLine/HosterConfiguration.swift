@@ -23,7 +23,9 @@ public struct HosterConfiguration: Sendable {
     public var mirror = false
     /// setCameraZoom, 1.0...3.0.
     public var zoom = 1.0
-    /// setLogoView: a PNG with alpha, placed at `logoPosition` (default: top right, 16 px in).
+    /// setLogoView: a PNG with alpha, placed at `logoPosition` (default: top right, 16 px
+    /// in, or less for a logo nearly as large as the picture). It must lie wholly on the
+    /// picture (`logoPlacement`).
     public var logoPath: String?
     public var logoPosition: (x: Int, y: Int)?
     /// setMixVideoModel / setVideoTemplate: how co-hosts are mixed into the picture.
@@ -59,10 +61,44 @@ public struct HosterConfiguration: Sendable {
         if mirror { filters.append(MirrorFilter()) }
         if let logoPath {
             let logo = try ImageFile.read(path: logoPath)
-            let position = logoPosition ?? (max(0, width - logo.width - 16), 16)
+            let position = try logoPlacement(logoWidth: logo.width, logoHeight: logo.height)
             filters.append(WatermarkFilter(image: logo, x: position.x, y: position.y))
         }
         return FilterChain(filters)
+    }
+
+    /// Why a logo cannot go on the picture.
+    public enum LogoError: Error, CustomStringConvertible, Equatable, Sendable {
+        /// The logo is wider or taller than the picture.
+        case larger(logoWidth: Int, logoHeight: Int, width: Int, height: Int)
+        /// At `logoPosition` part of the logo lies off the picture.
+        case offPicture(x: Int, y: Int, logoWidth: Int, logoHeight: Int, width: Int, height: Int)
+
+        public var description: String {
+            switch self {
+            case let .larger(w, h, width, height):
+                "the logo is \(w)x\(h), larger than the \(width)x\(height) picture; scale it down to fit"
+            case let .offPicture(x, y, w, h, width, height):
+                "the \(w)x\(h) logo at \(x),\(y) reaches past the \(width)x\(height) picture; "
+                    + "place it at most at \(width - w),\(height - h)"
+            }
+        }
+    }
+
+    /// Where a logo of this size goes: `logoPosition`, or the top right corner 16 px in
+    /// (less when the logo is nearly as large as the picture). Throws when the logo would
+    /// not lie wholly on the picture, rather than clip it unseen.
+    public func logoPlacement(logoWidth: Int, logoHeight: Int) throws(LogoError) -> (x: Int, y: Int) {
+        guard logoWidth <= width, logoHeight <= height else {
+            throw .larger(logoWidth: logoWidth, logoHeight: logoHeight, width: width, height: height)
+        }
+        guard let (x, y) = logoPosition else {
+            return (max(0, width - logoWidth - 16), min(16, height - logoHeight))
+        }
+        guard x >= 0, y >= 0, x + logoWidth <= width, y + logoHeight <= height else {
+            throw .offPicture(x: x, y: y, logoWidth: logoWidth, logoHeight: logoHeight, width: width, height: height)
+        }
+        return (x, y)
     }
 
     /// The configured source, at the configured size and rate.

@@ -20,10 +20,17 @@ public final class Y4MWriter {
 
         public var description: String {
             switch self {
-            case .open(let path, let code): "Y4MWriter: open(\(path)) failed: \(String(cString: strerror(code))) (errno \(code))"
-            case .write(let path, let code): "Y4MWriter: write(\(path)) failed: \(String(cString: strerror(code))) (errno \(code))"
-            case .readerClosed(let path): "Y4MWriter: the reader of \(path) closed it"
+            case .open(let path, let code):
+                "cannot open \(path) for the y4m video: \(String(cString: strerror(code))) (errno \(code))"
+            case .write(let path, let code):
+                "writing the y4m video to \(Self.shown(path)) failed: \(String(cString: strerror(code))) (errno \(code))"
+            case .readerClosed(let path): "the reader of the y4m video on \(Self.shown(path)) went away"
             }
+        }
+
+        /// "-" is standard output.
+        private static func shown(_ path: String) -> String {
+            path == "-" ? "standard output" : path
         }
     }
 

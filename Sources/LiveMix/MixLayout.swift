@@ -199,15 +199,15 @@ public struct MixLayout: Equatable, Sendable {
         public var description: String {
             switch self {
             case let .badCanvas(w, h):
-                "MixLayout: canvas \(w)x\(h) must have even sides of at least \(MixLayout.minCanvas) pixels"
+                "a mix canvas of \(w)x\(h) must have even sides of at least \(MixLayout.minCanvas) pixels"
             case let .negativeOption(name, value):
-                "MixLayout: \(name) is \(value); it must not be negative"
+                "the mix option \(name) is \(value); it must not be negative"
             case let .tooManyCohosts(n):
-                "MixLayout: \(n) co-hosts; a mix holds 0…\(MixLayout.maxCohosts)"
+                "\(n) co-hosts; a mix holds 0…\(MixLayout.maxCohosts)"
             case let .doesNotFit(detail):
-                "MixLayout: the layout does not fit: \(detail)"
+                "the mix layout does not fit: \(detail)"
             case let .unknownValue(option, value, expected):
-                "MixLayout: unknown \(option) '\(value)' (expected \(expected))"
+                "unknown \(option) '\(value)' (expected \(expected))"
             }
         }
     }

@@ -31,7 +31,7 @@ public enum MixTemplate: Int, Sendable, CaseIterable, Codable {
     /// As `init?(name:)`, throwing an error that lists the accepted names.
     public init(parsing text: String) throws(MixLayout.Error) {
         guard let value = MixTemplate(name: text) else {
-            throw .unknownValue(option: "template", value: text, expected: "full|equal|bigSmall")
+            throw .unknownValue(option: "mix template", value: text, expected: "full|equal|bigSmall")
         }
         self = value
     }
@@ -60,7 +60,7 @@ public enum MixHorAlign: Int, Sendable, CaseIterable, Codable {
 
     public init(parsing text: String) throws(MixLayout.Error) {
         guard let value = MixHorAlign(name: text) else {
-            throw .unknownValue(option: "hor", value: text, expected: "left|center|right")
+            throw .unknownValue(option: "horizontal alignment", value: text, expected: "left|center|right")
         }
         self = value
     }
@@ -89,7 +89,7 @@ public enum MixVerAlign: Int, Sendable, CaseIterable, Codable {
 
     public init(parsing text: String) throws(MixLayout.Error) {
         guard let value = MixVerAlign(name: text) else {
-            throw .unknownValue(option: "ver", value: text, expected: "top|center|bottom")
+            throw .unknownValue(option: "vertical alignment", value: text, expected: "top|center|bottom")
         }
         self = value
     }
@@ -114,7 +114,7 @@ public enum MixDirection: Int, Sendable, CaseIterable, Codable {
 
     public init(parsing text: String) throws(MixLayout.Error) {
         guard let value = MixDirection(name: text) else {
-            throw .unknownValue(option: "dir", value: text, expected: "hor|ver")
+            throw .unknownValue(option: "direction", value: text, expected: "hor|ver")
         }
         self = value
     }

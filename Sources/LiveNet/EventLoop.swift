@@ -45,8 +45,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var joinableThread: pthread_t?
     private var resourcesClosed = false
     private var dropped = 0
-    private var droppedAtLastReport = 0
-    private var lastDropReport: UInt64 = 0
+    private var dropLog = LogThrottle()
 
     /// Signalled when the loop has finished (sources closed, thread about to exit).
     private let finished = NSCondition()
@@ -56,7 +55,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private var sources: [UInt64: EventLoopSource] = [:]
     private var nextSourceID: UInt64 = 1  // 0 is the wake eventfd
     private var timers = TimerQueue()
-    private var pendingFlush: [TCPConnection] = []
+    /// Loop thread only; appended to once per connection and iteration and swapped out
+    /// whole by `flushPending`, which calls no code while it holds it: no run-time
+    /// exclusivity check (see `TCPConnection.queue`).
+    @exclusivity(unchecked) private var pendingFlush: [TCPConnection] = []
     private var flushing: [TCPConnection] = []
     /// The monotonic time (µs) of the current iteration, refreshed after each wait.
     private(set) var now: UInt64 = Clock.monotonicMicros()
@@ -278,11 +280,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// A warning about dropped tasks, at most one a second (a flood of refusals must not
     /// turn into a flood of log lines).
     private func dropReportLocked() -> String? {
-        let current = Clock.monotonicMicros()
-        guard lastDropReport == 0 || current >= lastDropReport + 1_000_000 else { return nil }
-        lastDropReport = current
-        let fresh = dropped - droppedAtLastReport
-        droppedAtLastReport = dropped
+        guard let fresh = dropLog.record(nowMicros: Clock.monotonicMicros()) else { return nil }
         return "\(name): task queue full (\(maxPendingTasks) waiting); dropped \(fresh) task(s), \(dropped) in all"
     }
 

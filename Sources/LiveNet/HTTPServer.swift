@@ -65,7 +65,7 @@ public final class HTTPServer: Sendable {
         // Encoded once: a flood of refusals costs no formatting.
         let full = Self.refusal(.full).encoded(keepAlive: false)
         let fromAddress = Self.refusal(.tooManyFromAddress).encoded(keepAlive: false)
-        listener = try TCPListener.bind(host: host, port: port, group: group, options: options,
+        listener = try TCPListener.bind(host: host, port: port, group: group, label: "http", options: options,
                                         // A backstop only: each eviction in flight counts its
                                         // victim and the newcomer, so plain connections never
                                         // exceed twice their cap.

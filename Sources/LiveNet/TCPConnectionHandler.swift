@@ -19,9 +19,16 @@ public protocol TCPConnectionHandler: AnyObject {
     /// the reason otherwise (`.timedOut` when idle, `.loopShutdown`, a failed syscall).
     /// Called exactly once; the connection drops its reference to the handler afterwards.
     func onClose(_ connection: TCPConnection, _ error: NetError?)
+
+    /// The loop is shutting down and closes the open connection right after this call
+    /// (then `onClose` with `.loopShutdown`): the last chance to say goodbye in the
+    /// protocol's words (a WebSocket's close frame, 1001). What is written here is
+    /// flushed as far as the socket takes it at once.
+    func onShutdown(_ connection: TCPConnection)
 }
 
 public extension TCPConnectionHandler {
     func onWritabilityChanged(_ connection: TCPConnection, _ isWritable: Bool) {}
     func onDrained(_ connection: TCPConnection) {}
+    func onShutdown(_ connection: TCPConnection) {}
 }

@@ -8,10 +8,11 @@ import LiveCore
 /// address, it accepts and closes at once (counted in `refusedCount`), so a flood, or
 /// one client holding every slot, cannot exhaust descriptors or memory or lock the
 /// others out. A refused client is first sent the bytes `refusal` gives for the
-/// reason, where the protocol has a way to say it (HTTP's 503).
+/// reason, where the protocol has a way to say it (HTTP's 503). Refusals are logged as
+/// warnings, at most one line a second per reason with the count since the last line.
 public final class TCPListener: EventLoopSource, @unchecked Sendable {
-    // @unchecked: `fd`, `sourceID` and `acceptPaused` are touched only on `loop`'s
-    // thread; the counters only under `lock`.
+    // @unchecked: `fd`, `sourceID`, `acceptPaused` and `refusalLogs` are touched only
+    // on `loop`'s thread; the counters only under `lock`.
 
     /// A cap on the connections one client may hold open.
     public struct PerAddressLimit: Sendable, Equatable {
@@ -36,7 +37,7 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     }
 
     /// Why a connection was refused at accept.
-    public enum Refusal: Sendable, Equatable {
+    public enum Refusal: Sendable, Hashable {
         /// `maxConnections` were open.
         case full
         /// The client's address already held `perAddress.maxConnections`.
@@ -48,6 +49,8 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     public let maxConnections: Int?
     public let perAddress: PerAddressLimit
     public let options: TCPConnectionOptions
+    /// What the listener serves ("rtmp", "http"), at the head of its log lines.
+    public let label: String
     /// The loop that accepts.
     public let loop: EventLoop
     private let group: EventLoopGroup
@@ -64,13 +67,15 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     /// Open connections per client key (`SocketAddress.clientKey`), only while a
     /// per-address limit is set; entries leave at zero.
     private var openPerAddress: [String: Int] = [:]
+    /// Refusals not yet logged, per reason, and whether a timer will log them. Loop thread.
+    private var refusalLogs: [Refusal: (throttle: LogThrottle, timerSet: Bool)] = [:]
 
     /// Binds `host:port` (SO_REUSEADDR; port 0 picks a free port, see `localPort`) and
     /// starts accepting. `onAccept` runs on the new connection's loop thread before any
     /// read: set `connection.handler` there. `refusal` gives the bytes a refused client
     /// is sent before the close (one non-blocking send; keep it small), nil: none.
-    /// Throws when socket, bind or listen fail.
-    public static func bind(host: String, port: UInt16, group: EventLoopGroup,
+    /// `label` names the listener in its log lines. Throws when socket, bind or listen fail.
+    public static func bind(host: String, port: UInt16, group: EventLoopGroup, label: String = "listener",
                             options: TCPConnectionOptions = TCPConnectionOptions(),
                             maxConnections: Int? = nil, perAddress: PerAddressLimit = .unlimited,
                             backlog: Int32 = 511,
@@ -88,7 +93,7 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
             try? Syscall.close(fd)
             throw error
         }
-        let listener = TCPListener(fd: fd, address: bound, group: group, options: options,
+        let listener = TCPListener(fd: fd, address: bound, group: group, label: label, options: options,
                                    maxConnections: maxConnections, perAddress: perAddress,
                                    refusal: refusal, onAccept: onAccept)
         let loop = listener.loop
@@ -107,11 +112,12 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
         return listener
     }
 
-    private init(fd: Int32, address: SocketAddress, group: EventLoopGroup, options: TCPConnectionOptions,
+    private init(fd: Int32, address: SocketAddress, group: EventLoopGroup, label: String, options: TCPConnectionOptions,
                  maxConnections: Int?, perAddress: PerAddressLimit, refusal: (@Sendable (Refusal) -> [UInt8])?,
                  onAccept: @escaping @Sendable (TCPConnection) -> Void) {
         self.fd = fd
         self.localAddress = address
+        self.label = label
         self.group = group
         self.loop = group.next()
         self.options = options
@@ -238,6 +244,37 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
             _ = try? Syscall.sendOnce(client, bytes)
         }
         try? Syscall.close(client)
+        logRefusal(reason)
+    }
+
+    /// Logs the refusal now, or leaves it to the timer that logs the rest of a burst.
+    /// Loop thread.
+    private func logRefusal(_ reason: Refusal) {
+        var entry = refusalLogs[reason] ?? (LogThrottle(), false)
+        defer { refusalLogs[reason] = entry }
+        if let count = entry.throttle.record(nowMicros: Clock.monotonicMicros()) {
+            return Log.warning(refusalLine(reason, count: count))
+        }
+        guard !entry.timerSet, let due = entry.throttle.dueMicros else { return }
+        entry.timerSet = true
+        let now = Clock.monotonicMicros()
+        loop.schedule(after: .microseconds(Int64(due > now ? due - now : 0))) { [weak self] in
+            guard let self, var entry = self.refusalLogs[reason] else { return }
+            entry.timerSet = false
+            if let count = entry.throttle.take(nowMicros: Clock.monotonicMicros()) {
+                Log.warning(self.refusalLine(reason, count: count))
+            }
+            self.refusalLogs[reason] = entry
+        }
+    }
+
+    private func refusalLine(_ reason: Refusal, count: Int) -> String {
+        let connections = count == 1 ? "1 connection" : "\(count) connections"
+        let why = switch reason {
+        case .full: "\(maxConnections ?? 0) open, the most it takes"
+        case .tooManyFromAddress: "their address already holds \(perAddress.maxConnections), the most one client may"
+        }
+        return "\(label) \(localAddress): refused \(connections) (\(why))"
     }
 
     private func adopt(_ client: Int32, peer: String, key: String?, on target: EventLoop) {

@@ -112,6 +112,16 @@ public final class WebSocketConnection: TCPConnectionHandler, @unchecked Sendabl
         report(code, reason)
     }
 
+    /// The loop shuts down: a close frame with 1001 "going away" (§7.4.1), so the peer
+    /// hears a server stopping or a client leaving, not a dropped connection (1006).
+    public func onShutdown(_ connection: TCPConnection) {
+        guard !closeSent else { return }
+        closeSent = true
+        let reason = role == .server ? "the server is shutting down" : "going away"
+        peerClose = (1001, reason)
+        write(.close(code: 1001, reason: reason))
+    }
+
     private func handle(_ message: WebSocketMessage) {
         switch message {
         case .ping(let payload):

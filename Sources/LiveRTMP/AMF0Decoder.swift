@@ -26,13 +26,13 @@ public struct AMF0Decoder {
 
         public var description: String {
             switch self {
-            case .truncated(let offset): "AMF0Decoder.decode: value at byte \(offset) runs past the end of the buffer"
+            case .truncated(let offset): "AMF0: value at byte \(offset) runs past the end of the buffer"
             case .unsupportedMarker(let marker, let offset):
-                "AMF0Decoder.decode: unsupported type marker 0x\(String(marker, radix: 16)) at byte \(offset)"
-            case .unexpectedObjectEnd(let offset): "AMF0Decoder.decode: object-end marker outside an object at byte \(offset)"
-            case .nestingTooDeep(let limit): "AMF0Decoder.decode: values nested deeper than \(limit) levels"
-            case .arrayTooLong(let count, let offset): "AMF0Decoder.decode: strict array of \(count) values at byte \(offset) exceeds the buffer"
-            case .tooManyValues(let limit): "AMF0Decoder.decode: more than \(limit) values"
+                "AMF0: unsupported type marker 0x\(String(marker, radix: 16)) at byte \(offset)"
+            case .unexpectedObjectEnd(let offset): "AMF0: object-end marker outside an object at byte \(offset)"
+            case .nestingTooDeep(let limit): "AMF0: values nested deeper than \(limit) levels"
+            case .arrayTooLong(let count, let offset): "AMF0: strict array of \(count) values at byte \(offset) exceeds the buffer"
+            case .tooManyValues(let limit): "AMF0: more than \(limit) values"
             }
         }
     }

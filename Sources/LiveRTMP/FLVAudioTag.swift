@@ -22,9 +22,9 @@ public struct FLVAudioTag: Equatable, Sendable {
 
         public var description: String {
             switch self {
-            case .empty: "FLVAudioTag(parsing:): empty audio payload"
-            case .truncatedAACHeader: "FLVAudioTag(parsing:): AAC payload without its packet type"
-            case .invalidAACPacketType(let v): "FLVAudioTag(parsing:): AAC packet type \(v) is not 0 or 1"
+            case .empty: "FLV audio tag: empty audio payload"
+            case .truncatedAACHeader: "FLV audio tag: AAC payload without its packet type"
+            case .invalidAACPacketType(let v): "FLV audio tag: AAC packet type \(v) is not 0 or 1"
             }
         }
     }
@@ -85,8 +85,8 @@ public struct AACAudioSpecificConfig: Equatable, Sendable {
 
         public var description: String {
             switch self {
-            case .truncated: "AACAudioSpecificConfig(parsing:): config too short"
-            case .invalidSamplingFrequencyIndex(let i): "AACAudioSpecificConfig(parsing:): sampling frequency index \(i) is reserved"
+            case .truncated: "AAC audio config: too short"
+            case .invalidSamplingFrequencyIndex(let i): "AAC audio config: sampling frequency index \(i) is reserved"
             }
         }
     }

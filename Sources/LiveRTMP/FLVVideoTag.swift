@@ -24,6 +24,15 @@ public struct FLVVideoTag: Equatable, Sendable {
     /// AVCPacketType (§E.4.3.1 AVCVIDEOPACKET).
     public enum AVCPacketType: UInt8, Sendable {
         case sequenceHeader = 0, nalUnits = 1, endOfSequence = 2
+
+        /// The type for people: "sequence header", "NAL units", "end of sequence".
+        public var words: String {
+            switch self {
+            case .sequenceHeader: "sequence header"
+            case .nalUnits: "NAL units"
+            case .endOfSequence: "end of sequence"
+            }
+        }
     }
 
     /// Why a video tag body cannot be read.
@@ -37,13 +46,13 @@ public struct FLVVideoTag: Equatable, Sendable {
 
         public var description: String {
             switch self {
-            case .empty: "FLVVideoTag(parsing:): empty video payload"
-            case .truncatedAVCHeader(let length): "FLVVideoTag(parsing:): AVC video payload of \(length) bytes lacks its 5-byte header"
-            case .invalidFrameType(let v): "FLVVideoTag(parsing:): frame type \(v) is not 1–5"
-            case .invalidAVCPacketType(let v): "FLVVideoTag(parsing:): AVC packet type \(v) is not 0, 1 or 2"
-            case .notAVC(let id): "FLVVideoTag: codec id \(id) is not AVC (7)"
+            case .empty: "FLV video tag: empty video payload"
+            case .truncatedAVCHeader(let length): "FLV video tag: AVC video payload of \(length) bytes lacks its 5-byte header"
+            case .invalidFrameType(let v): "FLV video tag: frame type \(v) is not 1–5"
+            case .invalidAVCPacketType(let v): "FLV video tag: AVC packet type \(v) is not 0, 1 or 2"
+            case .notAVC(let id): "FLV video tag: codec id \(id) is not AVC (7)"
             case .wrongPacketType(let expected, let actual):
-                "FLVVideoTag: expected an AVC \(expected) packet, got \(actual.map { "\($0)" } ?? "none")"
+                "FLV video tag: expected an AVC \(expected.words) packet, got \(actual?.words ?? "none")"
             }
         }
     }

@@ -52,17 +52,17 @@ public struct RTMPChunkDecoder {
         public var description: String {
             switch self {
             case .missingPreviousHeader(let csid, let format):
-                "RTMPChunkDecoder.nextMessage: format-\(format) chunk on chunk stream \(csid) with no earlier header"
+                "RTMP chunk stream: format-\(format) chunk on chunk stream \(csid) with no earlier header"
             case .messageTooLong(let length, let limit):
-                "RTMPChunkDecoder.nextMessage: message of \(length) bytes exceeds the limit of \(limit)"
-            case .invalidChunkSize(let size): "RTMPChunkDecoder.nextMessage: invalid chunk size \(size)"
+                "RTMP chunk stream: message of \(length) bytes exceeds the limit of \(limit)"
+            case .invalidChunkSize(let size): "RTMP chunk stream: invalid chunk size \(size)"
             case .malformedControlMessage(let type, let length):
-                "RTMPChunkDecoder.nextMessage: protocol control message type \(type) with \(length)-byte payload"
-            case .tooManyChunkStreams(let limit): "RTMPChunkDecoder.nextMessage: more than \(limit) chunk streams"
+                "RTMP chunk stream: protocol control message type \(type) with \(length)-byte payload"
+            case .tooManyChunkStreams(let limit): "RTMP chunk stream: more than \(limit) chunk streams"
             case .nonMediaMessageTooLong(let type, let length, let limit):
-                "RTMPChunkDecoder.nextMessage: message of type \(type) and \(length) bytes exceeds the limit of \(limit) for non-media messages"
+                "RTMP chunk stream: message of type \(type) and \(length) bytes exceeds the limit of \(limit) for non-media messages"
             case .unfinishedBytesExceeded(let limit):
-                "RTMPChunkDecoder.nextMessage: unfinished messages would hold more than \(limit) bytes"
+                "RTMP chunk stream: unfinished messages would hold more than \(limit) bytes"
             }
         }
     }

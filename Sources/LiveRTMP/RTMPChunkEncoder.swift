@@ -22,9 +22,9 @@ public struct RTMPChunkEncoder {
 
         public var description: String {
             switch self {
-            case .invalidChunkSize(let size): "RTMPChunkEncoder.setChunkSize: \(size) is outside 1…\(RTMPChunkDecoder.maxChunkSize)"
-            case .invalidChunkStreamID(let id): "RTMPChunkEncoder.append: chunk stream id \(id) is outside 2…65599"
-            case .messageTooLong(let length): "RTMPChunkEncoder.append: \(length)-byte message exceeds the 24-bit length field"
+            case .invalidChunkSize(let size): "RTMP chunk size \(size) is outside 1…\(RTMPChunkDecoder.maxChunkSize)"
+            case .invalidChunkStreamID(let id): "RTMP chunk: chunk stream id \(id) is outside 2…65599"
+            case .messageTooLong(let length): "RTMP chunk: \(length)-byte message exceeds the 24-bit length field"
             }
         }
     }

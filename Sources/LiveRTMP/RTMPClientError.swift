@@ -1,3 +1,4 @@
+import LiveCore
 import LiveNet
 
 /// Why an RTMP publisher or player stopped or could not start. Every message names the
@@ -25,6 +26,20 @@ public enum RTMPClientError: Error, CustomStringConvertible, Equatable, Sendable
              .connectionLost(let url, _), .protocolViolation(let url, _), .unsupportedCodec(let url, _):
             url
         }
+    }
+
+    /// For `.rejected`: the anyRTC SDK code of the refusal. A LiveLine relay starts its
+    /// reason with one ("202 authentication failed: bad signature"); any other refusal
+    /// (a name already published, a server's own rule) is 102, live error. Nil when the
+    /// server did not refuse.
+    public var refusalCode: LiveCode? {
+        guard case .rejected(_, let status) = self else { return nil }
+        let digits = status.description.prefix { $0.isASCII && $0.isNumber }
+        let afterDigits = status.description.dropFirst(digits.count)
+        if digits.count == 3, afterDigits.hasPrefix(" "), let code = Int(digits).flatMap(LiveCode.init(rawValue:)), code != .ok {
+            return code
+        }
+        return .liveError
     }
 
     /// For `.rejected`: the status code, such as "NetStream.Play.StreamNotFound".

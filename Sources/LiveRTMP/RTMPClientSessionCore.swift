@@ -59,7 +59,7 @@ public struct RTMPClientSessionCore {
 
         public var description: String {
             switch self {
-            case .notPublishing(let call): "RTMPClientSessionCore.\(call): the session is not publishing"
+            case .notPublishing: "the RTMP session is not publishing: nothing can be sent"
             }
         }
     }

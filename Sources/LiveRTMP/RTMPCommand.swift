@@ -18,6 +18,9 @@ public enum RTMPCommand: Equatable, Sendable {
     case createStream(transactionID: Double)
     /// `deleteStream` (§7.2.2.3).
     case deleteStream(transactionID: Double, streamID: Double)
+    /// `deleteStream` naming the stream instead of giving its id, as GStreamer's rtmp2sink
+    /// sends it (on message stream 0, after FCUnpublish). nginx-rtmp accepts it too.
+    case deleteStreamNamed(transactionID: Double, streamName: String)
     /// `closeStream`: on the message stream being closed.
     case closeStream(transactionID: Double)
     /// `publish` (§7.2.2.6), sent on the message stream createStream returned.
@@ -45,8 +48,8 @@ public enum RTMPCommand: Equatable, Sendable {
 
         public var description: String {
             switch self {
-            case .missingName: "RTMPCommand(decoding:): the command message does not start with a name string"
-            case .missingArgument(let command, let argument): "RTMPCommand(decoding:): \(command) without its \(argument)"
+            case .missingName: "RTMP command: the command message does not start with a name string"
+            case .missingArgument(let command, let argument): "RTMP command: \(command) without its \(argument)"
             }
         }
     }
@@ -77,8 +80,16 @@ public enum RTMPCommand: Equatable, Sendable {
         case "FCUnpublish": self = .fcUnpublish(transactionID: transactionID, streamName: try string(0, "stream name"))
         case "createStream": self = .createStream(transactionID: transactionID)
         case "deleteStream":
-            guard let id = arguments.first?.numberValue else { throw Error.missingArgument(command: name, argument: "stream id") }
-            self = .deleteStream(transactionID: transactionID, streamID: id)
+            // Real clients differ: the stream id (ffmpeg, OBS), its name (GStreamer), or
+            // nothing usable, which is kept as `.other` for a server to ignore, as
+            // nginx-rtmp does, rather than end the connection over a goodbye.
+            if let id = arguments.first?.numberValue {
+                self = .deleteStream(transactionID: transactionID, streamID: id)
+            } else if let streamName = arguments.first?.stringValue {
+                self = .deleteStreamNamed(transactionID: transactionID, streamName: streamName)
+            } else {
+                self = .other(name: name, transactionID: transactionID, commandObject: commandObject, arguments: arguments)
+            }
         case "closeStream": self = .closeStream(transactionID: transactionID)
         case "publish":
             let type = arguments.count > 1 ? arguments[1].stringValue.map(RTMPPublishType.init(rawValue:)) ?? .live : .live
@@ -119,7 +130,7 @@ public enum RTMPCommand: Equatable, Sendable {
         case .fcPublish: "FCPublish"
         case .fcUnpublish: "FCUnpublish"
         case .createStream: "createStream"
-        case .deleteStream: "deleteStream"
+        case .deleteStream, .deleteStreamNamed: "deleteStream"
         case .closeStream: "closeStream"
         case .publish: "publish"
         case .play: "play"
@@ -134,7 +145,7 @@ public enum RTMPCommand: Equatable, Sendable {
     public var transactionID: Double {
         switch self {
         case .connect(let t, _, _), .result(let t, _, _), .error(let t, _, _), .releaseStream(let t, _), .fcPublish(let t, _),
-             .fcUnpublish(let t, _), .createStream(let t), .deleteStream(let t, _), .closeStream(let t),
+             .fcUnpublish(let t, _), .createStream(let t), .deleteStream(let t, _), .deleteStreamNamed(let t, _), .closeStream(let t),
              .publish(let t, _, _), .play(let t, _, _, _, _), .getStreamLength(let t, _), .other(_, let t, _, _):
             t
         case .onStatus, .onFCPublish, .onFCUnpublish: 0
@@ -156,7 +167,8 @@ public enum RTMPCommand: Equatable, Sendable {
         case .connect(_, let parameters, let arguments): return head + [.object(parameters.object)] + arguments
         case .result(_, let properties, let information), .error(_, let properties, let information):
             return head + [properties, information]
-        case .releaseStream(_, let s), .fcPublish(_, let s), .fcUnpublish(_, let s), .getStreamLength(_, let s):
+        case .releaseStream(_, let s), .fcPublish(_, let s), .fcUnpublish(_, let s), .getStreamLength(_, let s),
+             .deleteStreamNamed(_, let s):
             return head + [.null, .string(s)]
         case .createStream, .closeStream: return head + [.null]
         case .deleteStream(_, let id): return head + [.null, .number(id)]

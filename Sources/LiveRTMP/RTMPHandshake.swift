@@ -50,8 +50,12 @@ public enum RTMPHandshake {
 
         public var description: String {
             switch self {
-            case .unsupportedVersion(let v): "RTMPHandshake.feed: peer asked for RTMP version \(v), only 3 (plain) is supported"
-            case .outOfOrder(let why): "RTMPHandshake.feed: \(why)"
+            case .unsupportedVersion(72):
+                "the peer answered with 'H', as a web server does, not with an RTMP version: is this an HTTP port?"
+            case .unsupportedVersion(0x15), .unsupportedVersion(0x16):
+                "the peer answered with TLS, not RTMP: is this an RTMPS or HTTPS port? (LiveLine speaks plain rtmp://)"
+            case .unsupportedVersion(let v): "the peer asked for RTMP version \(v) in its handshake, only 3 (plain) is supported"
+            case .outOfOrder(let why): "handshake step out of order: \(why)"
             }
         }
     }

@@ -60,11 +60,11 @@ public enum RTMPMessage: Equatable, Sendable {
 
         public var description: String {
             switch self {
-            case .truncated(let type, let length): "RTMPMessage(decoding:): type \(type) with a \(length)-byte payload is too short"
-            case .invalidBandwidthLimit(let v): "RTMPMessage(decoding:): set peer bandwidth limit type \(v) is not 0, 1 or 2"
-            case .malformedAggregate(let offset): "RTMPMessage(decoding:): aggregate sub-message at byte \(offset) is malformed"
-            case .aggregateTooLarge(let limit): "RTMPMessage(decoding:): aggregate of more than \(limit) sub-messages"
-            case .notEncodable(let why): "RTMPMessage.raw: \(why)"
+            case .truncated(let type, let length): "RTMP message: type \(type) with a \(length)-byte payload is too short"
+            case .invalidBandwidthLimit(let v): "RTMP message: set peer bandwidth limit type \(v) is not 0, 1 or 2"
+            case .malformedAggregate(let offset): "RTMP message: aggregate sub-message at byte \(offset) is malformed"
+            case .aggregateTooLarge(let limit): "RTMP message: aggregate of more than \(limit) sub-messages"
+            case .notEncodable(let why): "RTMP message: \(why)"
             }
         }
     }

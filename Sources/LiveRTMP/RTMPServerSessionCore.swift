@@ -77,7 +77,8 @@ public struct RTMPServerSessionCore {
         case metadata(streamID: UInt32, RTMPData, RTMPRawMessage)
         /// An audio or video message from the publisher, as received, to relay.
         case media(RTMPRawMessage)
-        /// The publisher stopped (FCUnpublish, closeStream or deleteStream of its stream).
+        /// The publisher stopped (FCUnpublish, closeStream or deleteStream of its stream,
+        /// by id or, as GStreamer sends it, by name).
         case unpublished(streamID: UInt32, name: String)
         /// A player's stream was closed or deleted.
         case playStopped(streamID: UInt32, name: String)
@@ -99,9 +100,9 @@ public struct RTMPServerSessionCore {
 
         public var description: String {
             switch self {
-            case .commandBeforeConnect(let name): "RTMPServerSessionCore.feed: \(name) before connect"
-            case .repeatedConnect: "RTMPServerSessionCore.feed: connect on a connection that is connected already"
-            case .tooManyStreams(let limit): "RTMPServerSessionCore.feed: more than \(limit) streams on one connection"
+            case .commandBeforeConnect(let name): "RTMP session: \(name) before connect"
+            case .repeatedConnect: "RTMP session: connect on a connection that is connected already"
+            case .tooManyStreams(let limit): "RTMP session: more than \(limit) streams on one connection"
             }
         }
     }
@@ -334,6 +335,13 @@ public struct RTMPServerSessionCore {
         case .deleteStream(_, let id):
             guard id >= 0, id <= Double(UInt32.max) else { return }
             end(streamID: UInt32(id), deleting: true, events: &events)
+        case .deleteStreamNamed(_, let fullName):
+            // GStreamer's form: whatever this connection publishes or plays under that
+            // name ends (after its FCUnpublish, usually nothing is left to end).
+            let name = RTMPURL.splitQuery(fullName).name
+            for (id, role) in streams.sorted(by: { $0.key < $1.key }) where role == .publishing(name) || role == .playing(name) {
+                end(streamID: id, deleting: true, events: &events)
+            }
         default:
             break
         }

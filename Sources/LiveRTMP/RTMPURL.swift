@@ -13,21 +13,42 @@
 /// - the default port is 1935; `tcUrl` is `rtmp://host:port/app`, port written out,
 ///   as ffmpeg writes it.
 public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
-    /// Why a string is not an RTMP URL LiveLine can use.
+    /// Why a string is not an RTMP URL LiveLine can use. Each case keeps the text as
+    /// given; the description shows it with its credentials hidden (see `redacted`).
     public enum Error: Swift.Error, CustomStringConvertible, Equatable, Sendable {
         case unsupportedScheme(String)
         case missingHost(String)
-        case invalidPort(String)
+        /// `rtmp://user:password@host/…`: RTMP has no place for them.
+        case userInfo(String)
+        /// The text after the host's ':' is not a number.
+        case portNotANumber(String, port: String)
+        /// The port is a number outside 1…65535.
+        case portOutOfRange(String, port: String)
+        /// The path has no first segment (`rtmp://h`, `rtmp://h/`, `rtmp://h//cam`).
         case missingApp(String)
         case missingStreamName(String)
 
         public var description: String {
             switch self {
-            case .unsupportedScheme(let url): "RTMPURL(parsing:): \(url) does not start with rtmp://"
-            case .missingHost(let url): "RTMPURL(parsing:): \(url) has no host"
-            case .invalidPort(let url): "RTMPURL(parsing:): \(url) has a port outside 1…65535"
-            case .missingApp(let url): "RTMPURL(parsing:): \(url) has no application name"
-            case .missingStreamName(let url): "RTMPURL(parsing:): \(url) has no stream name"
+            case .unsupportedScheme(let url) where url.lowercased().hasPrefix("rtmps://"):
+                "\(RTMPURL.redacted(url)): RTMPS (RTMP over TLS) is not supported, only rtmp://"
+            case .unsupportedScheme(let url):
+                "\(RTMPURL.redacted(url)) does not start with rtmp:// (the only scheme LiveLine speaks)"
+            case .missingHost(let url):
+                "\(RTMPURL.redacted(url)) has no host: write rtmp://HOST[:PORT]/APP/STREAM"
+            case .userInfo(let url):
+                "\(RTMPURL.redacted(url)) has a user name or password before the host, which RTMP URLs cannot carry: "
+                    + "leave them out (a relay with access control takes a token as ?token=…)"
+            case .portNotANumber(let url, let port) where port.isEmpty:
+                "\(RTMPURL.redacted(url)) has no port after the ':'"
+            case .portNotANumber(let url, let port):
+                "\(RTMPURL.redacted(url)) has a port that is not a number: '\(port)'"
+            case .portOutOfRange(let url, let port):
+                "\(RTMPURL.redacted(url)) has the port \(port), outside 1…65535"
+            case .missingApp(let url):
+                "\(RTMPURL.redacted(url)) has no application name: write rtmp://HOST[:PORT]/APP/STREAM, e.g. /live/cam"
+            case .missingStreamName(let url):
+                "\(RTMPURL.redacted(url)) has no stream name: write rtmp://HOST[:PORT]/APP/STREAM, e.g. /live/cam"
             }
         }
     }
@@ -65,7 +86,9 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
         }
         let authorityEnd = rest.firstIndex(of: "/") ?? rest.endIndex
         let authority = rest[..<authorityEnd]
-        let path = rest[authorityEnd...].drop { $0 == "/" }
+        // One slash ends the authority; an empty segment after it is a missing app.
+        let path = rest[authorityEnd...].dropFirst()
+        guard !authority.contains("@") else { throw Error.userInfo(string) }
         // Host and port; an IPv6 literal is in brackets.
         var hostPart = authority
         var portPart: Substring?
@@ -73,7 +96,11 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
             guard let close = authority.firstIndex(of: "]") else { throw Error.missingHost(string) }
             hostPart = authority[authority.index(after: authority.startIndex)..<close]
             let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") { portPart = after.dropFirst() } else if !after.isEmpty { throw Error.invalidPort(string) }
+            if after.hasPrefix(":") {
+                portPart = after.dropFirst()
+            } else if !after.isEmpty {
+                throw Error.portNotANumber(string, port: String(after))
+            }
         } else if let colon = authority.lastIndex(of: ":") {
             hostPart = authority[..<colon]
             portPart = authority[authority.index(after: colon)...]
@@ -81,7 +108,12 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
         guard !hostPart.isEmpty else { throw Error.missingHost(string) }
         host = String(hostPart)
         if let portPart {
-            guard let value = Int(portPart), (1...65535).contains(value) else { throw Error.invalidPort(string) }
+            guard !portPart.isEmpty, portPart.allSatisfy({ $0.isASCII && $0.isNumber }) else {
+                throw Error.portNotANumber(string, port: String(portPart))
+            }
+            guard let value = Int(portPart), (1...65535).contains(value) else {
+                throw Error.portOutOfRange(string, port: String(portPart))
+            }
             port = value
         } else {
             port = Self.defaultPort
@@ -108,15 +140,38 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// `line`, `lineKey`) are shown as `…`, so they never reach a log or a terminal.
     public var description: String {
         guard let query else { return "\(tcUrl)/\(streamName)" }
-        let shown = query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
-            let key = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return Self.secretQueryKeys.contains(key) && pair.contains("=") ? "\(key)=…" : String(pair)
-        }
-        return "\(tcUrl)/\(streamName)?\(shown.joined(separator: "&"))"
+        return "\(tcUrl)/\(streamName)?\(Self.redactedQuery(Substring(query)))"
     }
 
     /// Query keys whose values are credentials.
     public static let secretQueryKeys: Set<String> = ["token", "line", "lineKey"]
+
+    /// `text` (a URL that may not parse) fit for a log or an error message: a user name
+    /// and password before the host become `…@` and the values of the query's secrets
+    /// `…`, as in `description`.
+    public static func redacted(_ text: String) -> String {
+        var shown = text
+        var query: Substring?
+        if let mark = shown.firstIndex(of: "?") {
+            query = shown[shown.index(after: mark)...]
+            shown = String(shown[..<mark])
+        }
+        let authorityStart = shown.range(of: "://").map(\.upperBound) ?? shown.startIndex
+        let authorityEnd = shown[authorityStart...].firstIndex(of: "/") ?? shown.endIndex
+        if let at = shown[authorityStart..<authorityEnd].lastIndex(of: "@") {
+            shown.replaceSubrange(authorityStart..<at, with: "…")
+        }
+        guard let query else { return shown }
+        return shown + "?" + redactedQuery(query)
+    }
+
+    /// A query with the values of `secretQueryKeys` shown as `…`.
+    private static func redactedQuery(_ query: Substring) -> String {
+        query.split(separator: "&", omittingEmptySubsequences: false).map { pair -> String in
+            let key = pair.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return secretQueryKeys.contains(key) && pair.contains("=") ? "\(key)=…" : String(pair)
+        }.joined(separator: "&")
+    }
 
     private var hostForURL: String { host.contains(":") ? "[\(host)]" : host }
 

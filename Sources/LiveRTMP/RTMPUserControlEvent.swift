@@ -25,7 +25,7 @@ public enum RTMPUserControlEvent: Equatable, Sendable {
         public var description: String {
             switch self {
             case .truncated(let type, let length):
-                "RTMPUserControlEvent(decoding:): \(length)-byte payload too short for event \(type.map(String.init) ?? "type")"
+                "RTMP user control message: \(length)-byte payload too short for event \(type.map(String.init) ?? "type")"
             }
         }
     }

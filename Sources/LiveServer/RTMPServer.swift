@@ -103,7 +103,7 @@ public final class RTMPServer: Sendable {
         public var description: String {
             switch self {
             case .unfinishedBytesTotal(let limit):
-                "RTMPServer: unfinished messages of all connections would pass the budget of \(limit) bytes"
+                "the unfinished messages of all connections would pass the server's budget of \(limit) bytes"
             }
         }
     }
@@ -139,7 +139,7 @@ public final class RTMPServer: Sendable {
                                            lowWatermark: configuration.playerLowWatermark,
                                            idleTimeout: configuration.idleTimeout, idleCountsWrites: false, noDelay: true)
         let box = listenerBox
-        let listener = try TCPListener.bind(host: configuration.host, port: configuration.port, group: group,
+        let listener = try TCPListener.bind(host: configuration.host, port: configuration.port, group: group, label: "rtmp",
                                             options: options, maxConnections: configuration.maxConnections,
                                             perAddress: configuration.perAddress)
         { [weak self] connection in

@@ -43,13 +43,18 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     let connection: TCPConnection
     private let server: RTMPServer
     private var handshake: RTMPHandshakeServer? = RTMPHandshakeServer()
-    private var core: RTMPServerSessionCore
+    // `core`, `playback` and `backpressure` are touched once or more per relayed message
+    // and player, on the loop thread only; the core is a pure value (its methods call no
+    // code), and `backpressure.deliver`'s callbacks touch the core and the connection,
+    // never `backpressure` or `playback`: no access to them can overlap another, so they
+    // go without run-time exclusivity checks (see `TCPConnection.queue`).
+    @exclusivity(unchecked) private var core: RTMPServerSessionCore
     private var handshakeTimer: TimerHandle?
     private var tickTimer: TimerHandle?
     private var publication: (stream: RelayStream, streamID: UInt32)?
-    private var playback: Playback?
+    @exclusivity(unchecked) private var playback: Playback?
     /// The playback's keyframe wait, kept beside it so that a delivery changes it in place.
-    private var backpressure = PlayerBackpressure()
+    @exclusivity(unchecked) private var backpressure = PlayerBackpressure()
     private var lastMediaMicros: UInt64 = 0
     private var withoutRoleSinceMicros: UInt64 = 0
     /// Bytes charged to `server.unfinishedBudget`, and the most ever charged.
@@ -299,7 +304,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
         try core.acceptPlay(streamID: streamID)
         flushCore()
         Log.info("rtmp \(peer): playing \(joined.stream.key)")
-        for message in joined.replay { deliver(message, from: joined.stream) }
+        deliver(joined.replay[...], from: joined.stream)
     }
 
     private func stopPublishing(notifyPlayers: Bool) {
@@ -320,19 +325,37 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     // MARK: relaying to this player
 
-    func deliver(_ message: RelayMessage, from stream: RelayStream) {
+    func deliver(_ messages: ArraySlice<RelayMessage>, from stream: RelayStream) {
         guard !closed, let play = playback, play.stream === stream else { return }
-        let (streamID, counters) = (play.streamID, play.counters)
-        let dropped = backpressure.deliver(message, kind: message.kind, headers: { stream.headers },
-                                                isWritable: { connection.isWritable },
-                                                write: { write($0, streamID: streamID, counters: counters) })
-        if dropped { countDrop(play) }
+        let streamID = play.streamID
+        let queuedBefore = connection.bytesQueued
+        var drops = 0
+        for message in messages {
+            let dropped = backpressure.deliver(message, kind: message.kind, headers: { Self.headers(of: stream) },
+                                               isWritable: { connection.isWritable },
+                                               write: { write($0, streamID: streamID) })
+            if dropped { drops += 1 }
+        }
+        // The counters once a batch: a merged write hands a player many messages at once.
+        let bytes = Int(clamping: connection.bytesQueued &- queuedBefore)
+        if bytes > 0 {
+            RelayCounters.add(play.counters.bytesOut, bytes)
+            RelayCounters.add(server.counters.bytesOut, bytes)
+            play.counters.recordQueue(connection.queuedBytes)
+        }
+        if drops > 0 { countDrops(play, drops) }
     }
+
+    /// The stream's headers, out of line: inlined into `deliver`, the compiler begins
+    /// the cache's run-time exclusivity check on every delivery, not only when a player
+    /// needs the headers again.
+    @inline(never)
+    private static func headers(of stream: RelayStream) -> [RelayMessage] { stream.headers }
 
     func lostMessages(of stream: RelayStream) {
         guard !closed, let play = playback, play.stream === stream else { return }
         backpressure.lostMessages()
-        countDrop(play)
+        countDrops(play, 1)
     }
 
     func streamUnpublished(_ stream: RelayStream) {
@@ -344,8 +367,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     /// Queues one relayed message: the shared bytes when this player can take them as
     /// they are, else an encoding of its own. False when the queue is full.
-    private func write(_ message: RelayMessage, streamID: UInt32, counters: PlayerCounters) -> Bool {
-        let count: Int
+    private func write(_ message: RelayMessage, streamID: UInt32) -> Bool {
         if streamID == RelayMessage.sharedMessageStreamID, message.chunkSize == core.outgoingChunkSize {
             guard connection.write(message.encoded) else { return false }
             let csid = message.raw.chunkStreamID
@@ -354,7 +376,6 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
                 // there must not lean on one the peer never saw from it.
                 core.didSendSelfContained(onChunkStreamID: csid)
             }
-            count = message.encoded.count
         } else {
             var raw = message.raw
             raw.messageStreamID = streamID
@@ -364,18 +385,14 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
                 forgetCoreChunkStreams()
                 return false
             }
-            count = bytes.count
         }
-        RelayCounters.add(counters.bytesOut, count)
-        RelayCounters.add(server.counters.bytesOut, count)
-        counters.recordQueue(connection.queuedBytes)
         return true
     }
 
-    private func countDrop(_ play: Playback) {
-        RelayCounters.add(play.counters.droppedFrames, 1)
-        RelayCounters.add(play.stream.droppedFrames, 1)
-        RelayCounters.add(server.counters.droppedFrames, 1)
+    private func countDrops(_ play: Playback, _ count: Int) {
+        RelayCounters.add(play.counters.droppedFrames, count)
+        RelayCounters.add(play.stream.droppedFrames, count)
+        RelayCounters.add(server.counters.droppedFrames, count)
     }
 
     // MARK: publisher side

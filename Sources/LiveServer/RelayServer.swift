@@ -49,15 +49,38 @@ public final class RelayServer: Sendable {
     /// The co-host line's signaling (WebSocket `/line`, `/api/live`).
     public let line: LineService
 
+    /// Why one of the relay's ports could not be opened.
+    public struct ListenError: Error, CustomStringConvertible, Equatable, Sendable {
+        /// Which port: the RTMP relay's or the HTTP API's (and the line's WebSocket).
+        public enum Listener: String, Sendable { case rtmp = "RTMP", http = "HTTP" }
+
+        public let listener: Listener
+        public let host: String
+        public let port: UInt16
+        public let cause: NetError
+
+        public var description: String {
+            let address = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
+            return switch cause.errno {
+            case EADDRINUSE?: "the \(listener.rawValue) address \(address) is already in use (by another liveline serve or server?)"
+            case EACCES?: "may not listen for \(listener.rawValue) on \(address): ports below 1024 need privileges"
+            default: "cannot listen for \(listener.rawValue) on \(address): \(cause)"
+            }
+        }
+    }
+
     /// Starts the loops, binds both ports and starts serving. Throws (with everything
-    /// it started stopped again) when a port cannot be bound.
-    public init(configuration: Configuration = Configuration()) throws(NetError) {
+    /// it started stopped again) `ListenError` when a port cannot be bound, `NetError`
+    /// when the loops cannot start.
+    public init(configuration: Configuration = Configuration()) throws {
         self.configuration = configuration
         let group = try EventLoopGroup(count: configuration.loops, name: "liveline-relay")
         let line = LineService(limits: configuration.line, group: group, verifier: configuration.auth)
         self.line = line
         do {
-            let rtmp = try RTMPServer(configuration: configuration.rtmp, group: group)
+            let rtmp = try ListenError.naming(.rtmp, configuration.rtmp.host, configuration.rtmp.port) { () throws(NetError) in
+                try RTMPServer(configuration: configuration.rtmp, group: group)
+            }
             self.rtmp = rtmp
             rtmp.publishAuthorizer.install { [weak line] key, query in
                 line?.publishRefusal(streamName: key.name, query: query)
@@ -77,9 +100,11 @@ public final class RelayServer: Sendable {
                 }
             }
             let surroundings = RelayHTTPAPI.Surroundings(group: group)
-            http = try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                                  router: RelayHTTPAPI.router(for: rtmp, line: line, surroundings: surroundings),
-                                  capacity: configuration.httpCapacity)
+            http = try ListenError.naming(.http, configuration.httpHost, configuration.httpPort) { () throws(NetError) in
+                try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
+                               router: RelayHTTPAPI.router(for: rtmp, line: line, surroundings: surroundings),
+                               capacity: configuration.httpCapacity)
+            }
             surroundings.http = http
         } catch {
             line.stop()
@@ -98,5 +123,17 @@ public final class RelayServer: Sendable {
         http.close()
         line.stop()
         group.shutdown()
+    }
+}
+
+extension RelayServer.ListenError {
+    /// Runs `open` (which binds `listener`'s port), turning its failure into a ListenError.
+    static func naming<Value>(_ listener: Listener, _ host: String, _ port: UInt16,
+                              _ open: () throws(NetError) -> Value) throws(RelayServer.ListenError) -> Value {
+        do {
+            return try open()
+        } catch {
+            throw RelayServer.ListenError(listener: listener, host: host, port: port, cause: error)
+        }
     }
 }

@@ -15,8 +15,8 @@ protocol RelayPublisher: AnyObject, Sendable {
 /// A player's side of a relayed stream, as the stream sees it.
 protocol RelayPlayer: AnyObject, Sendable {
     var loop: EventLoop { get }
-    /// Sends (or drops) one live message. Called on `loop`.
-    func deliver(_ message: RelayMessage, from stream: RelayStream)
+    /// Sends (or drops) live messages, oldest first. Called on `loop`.
+    func deliver(_ messages: ArraySlice<RelayMessage>, from stream: RelayStream)
     /// Messages of `stream` never reached this player (its loop fell too far behind):
     /// it must wait for a keyframe and take the headers again. Called on `loop`.
     func lostMessages(of stream: RelayStream)
@@ -64,7 +64,10 @@ final class RelayStream: @unchecked Sendable {
     private struct PlayerGroup {
         let loop: EventLoop
         var slots: [PlayerSlot]
-        var pending: [(sequence: UInt64, message: RelayMessage)] = []
+        /// Messages waiting for the merged write, with consecutive sequence numbers
+        /// from `firstPending`.
+        var pending: [RelayMessage] = []
+        var firstPending: UInt64 = 0
         var flushArmed = false
         /// Messages were dropped before reaching these players (see `lostMessages`).
         var lost = false
@@ -260,7 +263,8 @@ final class RelayStream: @unchecked Sendable {
                     groups[index].pending.removeAll()
                     groups[index].lost = true
                 }
-                groups[index].pending.append((sequence, made))
+                if groups[index].pending.isEmpty { groups[index].firstPending = sequence }
+                groups[index].pending.append(made)
                 if !groups[index].flushArmed {
                     groups[index].flushArmed = true
                     arm.append((groups[index].loop, wait >= 1000 ? wait : 0))
@@ -269,9 +273,10 @@ final class RelayStream: @unchecked Sendable {
             return direct
         }
         for (loop, micros) in arm { armFlush(on: loop, afterMicros: micros) }
-        guard let message else { return }
+        guard let message, !snapshot.isEmpty else { return }
+        let one = [message][...]
         for group in snapshot {
-            for slot in group.slots { slot.player.deliver(message, from: self) }
+            for slot in group.slots { slot.player.deliver(one, from: self) }
         }
     }
 
@@ -313,23 +318,24 @@ final class RelayStream: @unchecked Sendable {
     /// Delivers the messages waiting on `loop`'s players, in order, each player only
     /// those its join replay did not already hold. Called on `loop`.
     private func flushGroup(on loop: EventLoop) {
-        let taken: (slots: [PlayerSlot], pending: [(sequence: UInt64, message: RelayMessage)], lost: Bool)? = locked {
+        let taken: (slots: [PlayerSlot], pending: [RelayMessage], first: UInt64, lost: Bool)? = locked {
             guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return nil }
             let pending = groups[index].pending
             let lost = groups[index].lost
             groups[index].pending.removeAll(keepingCapacity: true)
             groups[index].flushArmed = false
             groups[index].lost = false
-            return (groups[index].slots, pending, lost)
+            return (groups[index].slots, pending, groups[index].firstPending, lost)
         }
         guard let taken else { return }
         if taken.lost {
             for slot in taken.slots { slot.player.lostMessages(of: self) }
         }
         for slot in taken.slots {
-            for entry in taken.pending where entry.sequence > slot.joinedAfter {
-                slot.player.deliver(entry.message, from: self)
-            }
+            // What its join replay already held is skipped (sequences are consecutive).
+            let skip = slot.joinedAfter >= taken.first ? Int(clamping: slot.joinedAfter - taken.first + 1) : 0
+            guard skip < taken.pending.count else { continue }
+            slot.player.deliver(taken.pending[skip...], from: self)
         }
     }
 

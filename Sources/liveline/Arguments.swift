@@ -1,3 +1,7 @@
+import LiveCapture
+import LiveCore
+import LiveRTMP
+
 /// A wrong command line: the message says what and the exit code is 2 (usage error).
 struct UsageError: Error, CustomStringConvertible {
     let message: String
@@ -10,10 +14,26 @@ struct UsageError: Error, CustomStringConvertible {
 struct Arguments {
     private var items: [String]
     let command: String
+    /// The names of the options taken so far: one left over after that was given twice.
+    private var taken: Set<String> = []
 
-    init(_ items: [String], command: String) {
+    /// The options the command's help names, for "did you mean" on a typo.
+    private let known: [String]
+
+    /// `help`: the command's help text; the options it names are the ones suggested.
+    init(_ items: [String], command: String, help: String = "") {
         self.items = items
         self.command = command
+        known = Self.options(in: help)
+    }
+
+    /// The options a help text defines: the `--name` that starts each of its lines
+    /// (mentions of other commands' options inside the prose do not count).
+    static func options(in text: String) -> [String] {
+        text.split(separator: "\n").compactMap { line -> String? in
+            let word = line.drop { $0 == " " }.prefix { !$0.isWhitespace && $0 != "=" }
+            return word.hasPrefix("--") && word.count > 2 ? String(word) : nil
+        }
     }
 
     var wantsHelp: Bool { items.contains("--help") || items.contains("-h") }
@@ -22,7 +42,19 @@ struct Arguments {
     mutating func flag(_ name: String) -> Bool {
         guard let i = items.firstIndex(of: name) else { return false }
         items.remove(at: i)
+        taken.insert(name)
         return true
+    }
+
+    /// Whether `--name` or `--name=VALUE` is among the arguments (nothing is removed).
+    func contains(_ name: String) -> Bool {
+        items.contains { $0 == name || $0.hasPrefix(name + "=") }
+    }
+
+    /// Fails when one of `names` is given: they only mean something with `needed`,
+    /// which is missing (`--accept` without `--line`).
+    func reject(_ names: [String], without needed: String) throws {
+        if let given = names.first(where: { contains($0) }) { throw UsageError("\(given) needs \(needed)") }
     }
 
     /// Removes `--name VALUE` (or `--name=VALUE`) and returns VALUE.
@@ -35,6 +67,7 @@ struct Arguments {
 
     /// Removes `items[i]` (an option `--name` or `--name=VALUE`) with its value and returns the value.
     private mutating func take(at i: Int) throws -> String {
+        taken.insert(String(items[i].prefix { $0 != "=" }))
         if let equals = items[i].firstIndex(of: "=") {
             let value = String(items[i][items[i].index(after: equals)...])
             items.remove(at: i)
@@ -108,10 +141,77 @@ struct Arguments {
         return rest
     }
 
-    /// Fails on anything not consumed.
+    /// Fails on anything not consumed, saying why when it can: an option given twice,
+    /// or a habit from tools that read a configuration file.
     func finish() throws {
-        if let first = items.first {
-            throw UsageError("unknown option '\(first)'")
+        guard let first = items.first else { return }
+        let name = String(first.prefix { $0 != "=" })
+        if taken.contains(name) { throw UsageError("\(name) given twice; give each option once") }
+        if Self.configFileOptions.contains(name) { throw Self.noConfigFile(given: name) }
+        // An option of this command that nothing took: a flag given a value, or one that
+        // only means something with another option.
+        if known.contains(name) {
+            throw UsageError(first.contains("=") ? "\(name) takes no value" : "\(name) does not apply with the other options given")
+        }
+        if let near = Self.nearest(to: name, among: known) {
+            throw UsageError("unknown option '\(first)'; did you mean \(near)?")
+        }
+        throw UsageError("unknown option '\(first)'")
+    }
+
+    /// The option of `candidates` one or two edits away from `name` (a typo), if exactly
+    /// one is nearest.
+    static func nearest(to name: String, among candidates: [String]) -> String? {
+        guard name.hasPrefix("-") else { return nil }
+        let scored = candidates.map { ($0, editDistance(name, $0)) }.filter { $0.1 <= 2 }
+        guard let best = scored.map(\.1).min() else { return nil }
+        let nearest = scored.filter { $0.1 == best }
+        return nearest.count == 1 ? nearest[0].0 : nil
+    }
+
+    /// Levenshtein distance: insertions, deletions and substitutions.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+
+    /// What nginx, ffserver or a daemon's users reach for to hand over a settings file.
+    static let configFileOptions: Set<String> = ["--config", "--conf", "--config-file", "-c"]
+
+    /// There is no configuration file: every setting is an option. `given`: what was
+    /// given instead (`--config`, or a file name).
+    static func noConfigFile(given: String) -> UsageError {
+        UsageError("'\(given)': there is no configuration file; every setting is an option on the command line")
+    }
+
+    /// `--source SPEC` checked as the sources read it: a spec that cannot name a source
+    /// is a usage error; one that names a missing file or camera fails when it opens.
+    mutating func source(_ name: String) throws -> String? {
+        guard let text = try value(name) else { return nil }
+        do {
+            _ = try SourceSpec(parsing: text)
+        } catch let error as LiveError {
+            throw UsageError("\(name): \(error.detail)")
+        }
+        return text
+    }
+
+    /// The RTMP_URL argument; an unusable one is a usage error saying what is wrong
+    /// (with its credentials hidden).
+    static func rtmpURL(_ text: String) throws -> RTMPURL {
+        do {
+            return try RTMPURL(parsing: text)
+        } catch {
+            throw UsageError("\(error)")
         }
     }
 }

@@ -10,7 +10,7 @@ protocol Command {
 
 extension Command {
     static func main(_ raw: [String]) -> Int32 {
-        var arguments = Arguments(raw, command: name)
+        var arguments = Arguments(raw, command: name, help: help)
         if arguments.wantsHelp {
             print(help)
             return 0

@@ -21,9 +21,7 @@ enum ExitStatus {
         case is UsageError: usage
         case let error as RTMPClientError: error.statusCode != nil ? refused : failure
         case GuestPipeline.Error.player(let error): of(error)
-        // The kits' code for a stream the server refused (a publish or play answered
-        // with an error status).
-        case let error as LiveError where error.code == .liveError: refused
+        case let error as LiveError where error.isRefusal: refused
         default: failure
         }
     }

@@ -23,7 +23,10 @@ enum GuestCommand: Command {
           --snapshot FILE.png  write the last decoded frame as a PNG at the end
           --y4m PATH|-         write decoded frames as YUV4MPEG2 to PATH, or stdout with '-'
                                (liveline guest URL --y4m - | ffplay -)
-          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode)
+          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode);
+                               it starts at 0 with the first keyframe received, and what a
+                               relay replays from its cache at the start is squeezed into
+                               the moment it arrived, so the file lasts as long as the play
           --stats json         one JSON object per second and a final {"event":"summary",...}
                                on stdout (on stderr when --y4m - has stdout); otherwise a
                                status line on stderr
@@ -40,14 +43,17 @@ enum GuestCommand: Command {
           --apply              apply to co-host; once accepted, capture --source and
                                publish it to the co-host stream the server assigned, which
                                the hoster mixes into RTMP_URL. A refused application (601
-                               rejected, 602 line full, 605 timed out) is reported with its
-                               code and the exit status is 3
+                               rejected, 602 line full, 605 stopped: the hoster did not
+                               answer in time) is reported with its code and the exit
+                               status is 3
           --source SPEC        what the co-host publishes: test | color:NAME | file:PATH |
-                               v4l2:/dev/videoN (default test)
+                               v4l2:/dev/videoN (default test); with --apply only, as are:
           --size WxH           co-host picture size (default 640x360)
           --fps N              co-host frame rate (default 30)
           --bitrate KBPS       co-host bitrate (default 800)
-          --no-play            do not play RTMP_URL (only co-host)
+          --no-play            do not play RTMP_URL (only co-host); the co-host push's
+                               figures print once a second and as a final summary, as
+                               host prints its own (JSON lines with --stats json)
           --say TEXT           send a message to the room after joining
         \(LineOptions.help)
         \(TokenOption.help)
@@ -77,7 +83,11 @@ enum GuestCommand: Command {
         let noPlay = arguments.flag("--no-play")
         let say = try arguments.value("--say")
         var cohost = Guest.Options().cohost
-        if let source = try arguments.value("--source") { cohost.source = source }
+        if !apply {
+            try arguments.reject(["--source", "--size", "--fps", "--bitrate"], without: "--apply (it describes what a co-host publishes)")
+        }
+        if lineId == nil, !apply { try arguments.reject(LineOptions.names, without: "--line or --apply") }
+        if let source = try arguments.source("--source") { cohost.source = source }
         if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
         if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
@@ -88,12 +98,7 @@ enum GuestCommand: Command {
         try arguments.finish()
         guard let text = positionals.first else { throw UsageError("missing RTMP_URL") }
         guard positionals.count == 1 else { throw UsageError("unexpected argument '\(positionals[1])'") }
-        let url: RTMPURL
-        do {
-            url = try RTMPURL(parsing: text)
-        } catch {
-            throw UsageError("'\(text)' is not an RTMP URL: \(error)")
-        }
+        let url = try Arguments.rtmpURL(text)
         if let snapshot, !snapshot.lowercased().hasSuffix(".png") {
             throw UsageError("--snapshot needs a file ending in .png, not '\(snapshot)'")
         }
@@ -118,7 +123,6 @@ enum GuestCommand: Command {
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
-            _ = try SourceSpec(parsing: cohost.source)
             line = GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
                                  json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider)
         } else if noPlay || say != nil {
@@ -218,18 +222,38 @@ struct GuestSession {
         }
     }
 
-    /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end.
+    /// `--no-play`: only the line, until Ctrl-C, `--duration`, or the line's end. While
+    /// co-hosting, the push's status once a second and a summary at the end, as `host`
+    /// reports its own.
     private func runLineOnly(_ line: GuestLineRole) throws -> Int32 {
         let stop = DispatchSemaphore(value: 0)
         let signals = StopSignals { stop.signal() }
         defer { withExtendedLifetime(signals) {} }
         if report.json, !report.toStandardError { CommandOutput.standardOutput.whenReaderGone { stop.signal() } }
+        let pushReport = StatsReport(json: report.json, configuration: line.cohost)
         let started = Clock.monotonicMicros()
         try line.start()
+        // The push's figures are gone once it stops (a hang-up): keep the last ones.
+        var pushed = PipelineStats(), previous = PipelineStats()
+        var pushStarted: UInt64?, previousTime: UInt64 = 0
         while stop.wait(timeout: .now() + 0.1) == .timedOut, line.outcome == nil {
-            if let duration = configuration.duration, Double(Clock.monotonicMicros() - started) / 1e6 >= duration { break }
+            let now = Clock.monotonicMicros()
+            if let duration = configuration.duration, Double(now - started) / 1e6 >= duration { break }
+            guard line.guest.isCohosting else { continue }
+            pushed = line.guest.cohostStats
+            if pushStarted == nil {
+                pushStarted = now
+                previousTime = now
+            }
+            guard let since = pushStarted, now - previousTime >= 1_000_000 else { continue }
+            pushReport.tick(pushed, previous: previous, push: line.pushStatus,
+                            seconds: Double(now - previousTime) / 1e6, elapsed: Double(now - since) / 1e6)
+            (previous, previousTime) = (pushed, now)
         }
+        let ended = Clock.monotonicMicros()
         line.finish()
+        pushReport.summary(pushed, push: line.pushStatus, elapsed: Double(ended - (pushStarted ?? ended)) / 1e6, record: nil,
+                           error: nil)
         return Self.status(line.outcome)
     }
 }

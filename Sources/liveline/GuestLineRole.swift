@@ -23,6 +23,8 @@ final class GuestLineRole: @unchecked Sendable {
     }
 
     let guest: Guest
+    /// What the co-host push captures and encodes (for its status and summary).
+    let cohost: HosterConfiguration
     private let options: LineOptions
     private let server: LineServer
     private let apply: Bool
@@ -30,6 +32,7 @@ final class GuestLineRole: @unchecked Sendable {
     private let emit: (String) -> Void
     private let lock = NSLock()
     private var _outcome: Outcome?
+    private var _pushStatus: HosterStatus?
 
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
          json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil) {
@@ -37,6 +40,7 @@ final class GuestLineRole: @unchecked Sendable {
         kitOptions.cohost = cohost
         kitOptions.tokenProvider = tokenProvider
         guest = Guest(options: kitOptions)
+        self.cohost = cohost
         self.options = options
         server = options.server(for: url)
         self.apply = apply
@@ -58,6 +62,13 @@ final class GuestLineRole: @unchecked Sendable {
         return _outcome
     }
 
+    /// The co-host push's latest status (nil before the first one).
+    var pushStatus: HosterStatus? {
+        lock.lock()
+        defer { lock.unlock() }
+        return _pushStatus
+    }
+
     func start() throws {
         try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
         if let say { guest.sendMessage(userName: options.userId, content: say) }
@@ -73,6 +84,10 @@ final class GuestLineRole: @unchecked Sendable {
     private func observe(_ event: LineSessionEvent) {
         var ending: Outcome?
         switch event {
+        case .cohostPush(.status(let status)):
+            lock.lock()
+            _pushStatus = status
+            lock.unlock()
         case .applicationResult(let code, _, let reason) where code != .ok:
             ending = .refused(code, Self.refusal("the application was refused", code, reason))
         case .refused(let op, let code, let message) where op == "apply" || op == "join":
@@ -85,7 +100,8 @@ final class GuestLineRole: @unchecked Sendable {
             ending = .failed("the co-host line was lost: \(reason)")
         case .authFailed(.authTimeout, let message):
             ending = .refused(.authTimeout, Self.refusal("the line ended the session", .authTimeout, message))
-        case .cohostPush(.failed(let code)) where code == .liveError:
+        // Codes only a server's refusal carries (202 and 212 may be the token provider's own).
+        case .cohostPush(.failed(let code)) where [.liveError, .unauthorized, .tokenMustBeVerified].contains(code):
             ending = .refused(code, Self.refusal("the server refused the co-host push", code, ""))
         case .cohostPush(.failed(let code)):
             ending = .failed("the co-host push failed: code \(code.rawValue) (\(code.message))")
@@ -99,6 +115,16 @@ final class GuestLineRole: @unchecked Sendable {
     }
 
     private static func refusal(_ what: String, _ code: LiveCode, _ reason: String) -> String {
-        "\(what): code \(code.rawValue) (\(code.message))" + (reason.isEmpty || reason == code.message ? "" : ", \(reason)")
+        "\(what): code \(code.rawValue) (\(code.message))" + reasonText(reason, code: code)
+    }
+
+    /// The reason of a refusal in words; nothing when the code's message says it already.
+    private static func reasonText(_ reason: String, code: LiveCode) -> String {
+        switch reason {
+        // 605 is the anyRTC SDK's "is stopped"; LiveLine's server sends it when time runs out.
+        case "timeout": ": the hoster did not answer in time"
+        case "", "rejected", "lineFull", code.message: ""
+        default: ", \(reason)"
+        }
     }
 }

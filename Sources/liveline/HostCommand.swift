@@ -24,10 +24,12 @@ enum HostCommand: Command {
 
         Filters (applied in this order: zoom, filter, mirror, logo):
           --filter MODE        original | beauty | blur (default original)
-          --beauty X           beauty strength 0..1 (default 0.6; implies --filter beauty)
+          --beauty X           beauty strength 0..1 (default 0.6; implies --filter beauty,
+                               contradicts any other --filter)
           --mirror             flip the picture horizontally
           --zoom X             digital zoom 1.0..3.0 (default 1.0)
-          --logo PATH[@X,Y]    PNG watermark with alpha at X,Y (default: top right, 16 px in)
+          --logo PATH[@X,Y]    PNG watermark with alpha at X,Y (default: top right, 16 px in);
+                               it must lie wholly on the picture
 
         Mix (co-hosts composed into the picture):
           --mix NAME           layout template: full | equal | bigSmall (default full)
@@ -44,7 +46,8 @@ enum HostCommand: Command {
           --accept MODE        auto (or all): accept every applicant; none: reject every
                                one; manual (default): print each application and read
                                commands from stdin: accept PEER | reject PEER |
-                               hangup PEER | say TEXT | template NAME | close
+                               hangup PEER | say TEXT | template NAME | close; once
+                               stdin is closed (< /dev/null), applicants are rejected
           --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes;
                                strict JSON when it starts with { or [, else shown as text)
         \(LineOptions.help)
@@ -59,8 +62,8 @@ enum HostCommand: Command {
                                jitter, capped at 30 s (default 10; 0: fail at once)
           --abr on|off         adapt the bitrate to the network (default on): down when
                                the send queue grows, back up in steps when it stays small
-          --min-bitrate KBPS   lowest adaptive bitrate (default 200)
-          --max-bitrate KBPS   highest adaptive bitrate (default: --bitrate)
+          --min-bitrate KBPS   lowest adaptive bitrate, at most --bitrate (default 200)
+          --max-bitrate KBPS   highest adaptive bitrate, at least --bitrate (default: --bitrate)
           --congestion-ms MS   queued media beyond which frames are dropped to the next
                                keyframe and an IDR is requested (default 500)
 
@@ -76,19 +79,20 @@ enum HostCommand: Command {
           --help               show this text
         """
 
+    /// Options that shape the push, meaningless without RTMP_URL.
+    static let pushOptions = ["--reconnect-tries", "--abr", "--min-bitrate", "--max-bitrate", "--congestion-ms",
+                              "--token", "--token-command"]
+
     static func run(_ arguments: inout Arguments) throws -> Int32 {
+        let pushOptionGiven = pushOptions.first { arguments.contains($0) }
         var options = try HosterOptions.parse(&arguments)
         let positionals = arguments.positionals()
         try arguments.finish()
         if positionals.count > 1 { throw UsageError("unexpected argument '\(positionals[1])'") }
-        if let text = positionals.first {
-            do {
-                options.url = try RTMPURL(parsing: text)
-            } catch {
-                throw UsageError("'\(text)' is not an RTMP URL: \(error)")
-            }
-        }
+        if let text = positionals.first { options.url = try Arguments.rtmpURL(text) }
         if options.line != nil, options.url == nil { throw UsageError("--line needs an RTMP_URL to push to") }
+        if let pushOptionGiven, options.url == nil { throw UsageError("\(pushOptionGiven) needs an RTMP_URL to push to") }
+        try HosterOptions.checkLogo(options.configuration)
         let session = try HosterSession(options: options)
         return try session.run()
     }
@@ -118,10 +122,11 @@ struct HosterOptions {
     static func parse(_ arguments: inout Arguments) throws -> HosterOptions {
         var o = HosterOptions()
         var c = HosterConfiguration()
-        if let source = try arguments.value("--source") { c.source = source }
+        if let source = try arguments.source("--source") { c.source = source }
         if let size = try arguments.size("--size") { (c.width, c.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { c.fps = fps }
-        if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { c.bitrateKbps = bitrate }
+        let bitrateGiven = try arguments.int("--bitrate", in: 50...50_000)
+        if let bitrate = bitrateGiven { c.bitrateKbps = bitrate }
         if let preset = try arguments.value("--preset") {
             guard HosterConfiguration.presets.contains(preset) else {
                 throw UsageError("--preset must be one of \(HosterConfiguration.presets.joined(separator: ", ")), not '\(preset)'")
@@ -129,19 +134,23 @@ struct HosterOptions {
             c.preset = preset
         }
         if let keyint = try arguments.double("--keyint", in: 0.1...60) { c.keyframeIntervalSeconds = keyint }
-        if let name = try arguments.value("--filter") {
-            guard let mode = CameraFilterMode(name: name) else {
-                throw UsageError("--filter must be original, beauty or blur, not '\(name)'")
+        let filterName = try arguments.value("--filter")
+        if let filterName {
+            guard let mode = CameraFilterMode(name: filterName) else {
+                throw UsageError("--filter must be original, beauty or blur, not '\(filterName)'")
             }
             c.filter = mode
         }
         if let strength = try arguments.double("--beauty", in: 0...1) {
+            if let filterName, c.filter != .beautiful {
+                throw UsageError("--beauty sets the strength of the beauty filter, which --filter \(filterName) turns off")
+            }
             c.beautyStrength = strength
             c.filter = .beautiful
         }
         c.mirror = arguments.flag("--mirror")
         if let zoom = try arguments.double("--zoom", in: 1...3) { c.zoom = zoom }
-        if let logo = try arguments.value("--logo") { (c.logoPath, c.logoPosition) = try parseLogo(logo) }
+        if let logo = try arguments.value("--logo") { (c.logoPath, c.logoPosition) = try parseLogo(logo, on: c) }
         if let template = try arguments.mixTemplate("--mix") { c.mixTemplate = template }
         c.mixOptions = try arguments.mixOptions()
         if let n = try arguments.int("--mix-test", in: 0...HosterConfiguration.mixTestColors.count) { c.mixTestCohosts = n }
@@ -164,12 +173,11 @@ struct HosterOptions {
             guard text == "on" || text == "off" else { throw UsageError("--abr must be on or off, not '\(text)'") }
             abr = text == "on"
         }
-        let minimum = try arguments.int("--min-bitrate", in: 50...50_000) ?? min(200, c.bitrateKbps)
-        let maximum = try arguments.int("--max-bitrate", in: 50...50_000) ?? max(c.bitrateKbps, minimum)
-        guard minimum <= maximum else { throw UsageError("--min-bitrate \(minimum) is above --max-bitrate \(maximum)") }
-        o.push.bitrate = abr ? BitrateController.Settings(minKbps: minimum, maxKbps: maximum) : nil
+        o.push.bitrate = try adaptiveBitrate(&arguments, abr: abr, bitrate: c.bitrateKbps, bitrateGiven: bitrateGiven)
         if let liveId = try arguments.value("--line") {
             o.line = try LineOptions.parse(&arguments, liveId: liveId, defaultUserId: "hoster")
+        } else {
+            try arguments.reject(["--accept", "--live-info"] + LineOptions.names, without: "--line LIVE_ID")
         }
         if let mode = try arguments.value("--accept") {
             guard let parsed = AcceptMode(rawValue: mode == "all" ? "auto" : mode) else {
@@ -183,16 +191,55 @@ struct HosterOptions {
         return o
     }
 
-    /// `PATH` or `PATH@X,Y`.
-    private static func parseLogo(_ text: String) throws -> (String, (x: Int, y: Int)?) {
+    /// `--min-bitrate` and `--max-bitrate`: the adaptive bitrate's bounds, which must hold
+    /// the `--bitrate` the stream starts at; nil with `--abr off`, where they mean nothing.
+    private static func adaptiveBitrate(_ arguments: inout Arguments, abr: Bool, bitrate: Int,
+                                        bitrateGiven: Int?) throws -> BitrateController.Settings? {
+        let lowest = try arguments.int("--min-bitrate", in: 50...50_000)
+        let highest = try arguments.int("--max-bitrate", in: 50...50_000)
+        guard abr else {
+            if lowest != nil || highest != nil {
+                throw UsageError("--min-bitrate and --max-bitrate bound the adaptive bitrate, which --abr off turns off")
+            }
+            return nil
+        }
+        let start = bitrateGiven == nil ? "the default --bitrate \(bitrate)" : "--bitrate \(bitrate)"
+        if let lowest, lowest > bitrate {
+            throw UsageError("--min-bitrate \(lowest) is above \(start), the bitrate the stream starts at")
+        }
+        if let highest, highest < bitrate {
+            throw UsageError("--max-bitrate \(highest) is below \(start), the bitrate the stream starts at")
+        }
+        return BitrateController.Settings(minKbps: lowest ?? min(200, bitrate), maxKbps: highest ?? bitrate)
+    }
+
+    /// `PATH` or `PATH@X,Y`; a position must lie on the picture of `configuration`.
+    private static func parseLogo(_ text: String, on configuration: HosterConfiguration) throws -> (String, (x: Int, y: Int)?) {
         if let at = text.lastIndex(of: "@") {
             let position = text[text.index(after: at)...].split(separator: ",", omittingEmptySubsequences: false)
             if position.count == 2, let x = Int(position[0]), let y = Int(position[1]) {
                 guard x >= 0, y >= 0 else { throw UsageError("--logo position must not be negative: '\(text)'") }
+                let (width, height) = (configuration.width, configuration.height)
+                guard x < width, y < height else {
+                    throw UsageError("--logo position \(x),\(y) is off the \(width)x\(height) picture "
+                                     + "(x must be below \(width), y below \(height))")
+                }
                 return (String(text[..<at]), (x, y))
             }
         }
         return (text, nil)
+    }
+
+    /// Reads the logo and checks that it lies wholly on the picture where it was asked
+    /// to go; a logo that does not is a usage error (one that cannot be read fails as a file).
+    static func checkLogo(_ configuration: HosterConfiguration) throws {
+        guard let path = configuration.logoPath else { return }
+        let logo = try ImageFile.read(path: path)
+        do {
+            _ = try configuration.logoPlacement(logoWidth: logo.width, logoHeight: logo.height)
+        } catch {
+            throw UsageError("--logo \(path): \(error)")
+        }
     }
 
     /// Frames to capture for `--duration` (exact: duration × fps, rounded).

@@ -2,6 +2,7 @@ import Foundation
 import LiveCore
 import LiveLine
 import LiveMix
+import LiveRTMP
 
 /// Runs one `liveline host` invocation: the pipeline, its sinks, Ctrl-C, and the
 /// once-a-second report (JSON lines on stdout, or a status line on stderr).
@@ -39,6 +40,8 @@ struct HosterSession {
             }
             // `| head -2` has what it wanted: the run ends as if stopped.
             CommandOutput.standardOutput.whenReaderGone { hoster.requestStop() }
+        } else if let url = options.url {
+            hoster.onEvent = { event in report.pushEvent(event, url: url) }
         }
 
         let signals = StopSignals { hoster.requestStop() }
@@ -51,6 +54,7 @@ struct HosterSession {
         func summary(error: Error?) {
             report.summary(hoster.pipelineStats, push: push(), elapsed: elapsed(), record: recording, error: error)
         }
+        if !options.jsonStats, let url = options.url { report.note("pushing to \(url)") }
         do {
             try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
         } catch {
@@ -126,6 +130,7 @@ struct HostLineRole {
 
     func start() {
         let (hoster, accept, json, failure) = (hoster, accept, json, failure)
+        let answers = ManualAnswers()
         hoster.onLineEvent = { event in
             if json { printLine(lineEventJSON(event)) } else { printError(lineEventText(event)) }
             // A line refused or lost ends the run with an error, never silently.
@@ -142,11 +147,23 @@ struct HostLineRole {
             default:
                 break
             }
-            guard case .application(let peerId, _, _) = event else { return }
-            switch accept {
-            case .auto: hoster.acceptLine(peerId: peerId)
-            case .none: hoster.rejectLine(peerId: peerId)
-            case .manual: if !json { printError("  answer with: accept \(peerId) | reject \(peerId)") }
+            switch event {
+            case .application(let peerId, _, _):
+                switch accept {
+                case .auto: hoster.acceptLine(peerId: peerId)
+                case .none: hoster.rejectLine(peerId: peerId)
+                case .manual:
+                    if answers.ask(peerId) {
+                        if !json { printError("  answer with: accept \(peerId) | reject \(peerId)") }
+                    } else {
+                        printError("liveline host: rejected \(peerId): stdin is closed, nobody can answer")
+                        hoster.rejectLine(peerId: peerId)
+                    }
+                }
+            case .applicationCancelled(_, let peerId, _):
+                answers.answered(peerId)
+            default:
+                break
             }
         }
         guard accept == .manual else { return }
@@ -156,21 +173,68 @@ struct HostLineRole {
                 guard let verb = words.first else { continue }
                 let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
                 switch verb {
-                case "accept": hoster.acceptLine(peerId: rest)
-                case "reject": hoster.rejectLine(peerId: rest)
+                case "accept":
+                    answers.answered(rest)
+                    hoster.acceptLine(peerId: rest)
+                case "reject":
+                    answers.answered(rest)
+                    hoster.rejectLine(peerId: rest)
                 case "hangup": hoster.hangupLine(peerId: rest)
                 case "say": hoster.sendMessage(userName: "hoster", content: rest)
-                case "close": hoster.closeLine()
+                case "close":
+                    hoster.closeLine()
+                    printError("closed the co-host line: every co-host left the mix; the push goes on")
                 case "template":
                     do {
-                        try hoster.setMixVideoModel(try MixTemplate(parsing: rest))
+                        let template = try MixTemplate(parsing: rest)
+                        try hoster.setMixVideoModel(template)
+                        printError("template: the mix now uses \(template.name)")
                     } catch {
                         printError("template: \(error)")
                     }
                 default: printError("commands: accept PEER | reject PEER | hangup PEER | say TEXT | template NAME | close")
                 }
             }
+            // No one can answer any more: say so once, and turn down who waits and who comes.
+            for peerId in answers.closeStdin() { hoster.rejectLine(peerId: peerId) }
+            printError("liveline host: stdin is closed: applicants are rejected from now on "
+                + "(--accept auto or --accept none answer without stdin)")
         }
+    }
+}
+
+/// Applications waiting for an answer typed on stdin (`--accept manual`), and whether
+/// stdin can still give one: once it is closed, applicants are turned down at once
+/// instead of waiting for the server's timeout.
+final class ManualAnswers: @unchecked Sendable {
+    // @unchecked: both fields are touched only while holding `lock`.
+    private let lock = NSLock()
+    private var waiting: [String] = []
+    private var stdinOpen = true
+
+    /// An application came in: true when it is left to the person at stdin (and now
+    /// waits), false when stdin is closed and it must be rejected.
+    func ask(_ peerId: String) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if stdinOpen { waiting.append(peerId) }
+        return stdinOpen
+    }
+
+    /// The application of `peerId` was answered or withdrawn.
+    func answered(_ peerId: String) {
+        lock.lock()
+        waiting.removeAll { $0 == peerId }
+        lock.unlock()
+    }
+
+    /// stdin ended: the applications still waiting, to reject.
+    func closeStdin() -> [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        stdinOpen = false
+        defer { waiting = [] }
+        return waiting
     }
 }
 
@@ -205,6 +269,22 @@ struct StatsReport {
                 if push.reconnects > 0 { line += "  reconnects \(push.reconnects)" }
             }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
+        }
+    }
+
+    /// A line of its own on stderr (the status line, rewritten in place on a terminal,
+    /// is cleared first so the two do not run together).
+    func note(_ text: String) {
+        printError(terminal ? "\u{1B}[2K\r" + text : text)
+    }
+
+    /// The push's events for people: where it publishes, a loss, a failure.
+    func pushEvent(_ event: HosterEvent, url: RTMPURL) {
+        switch event {
+        case .ok: note("connected: publishing to \(url)")
+        case .reconnecting(let times): note("the connection to \(url) was lost; reconnecting (try \(times))")
+        case .failed(let code): note("the push to \(url) failed: code \(code.rawValue) (\(code.message))")
+        case .status, .closed: break  // the status line and the summary say it
         }
     }
 

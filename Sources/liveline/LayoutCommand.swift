@@ -14,7 +14,7 @@ enum LayoutCommand: Command {
           --cohosts N               co-hosts besides the host, 0-4 (default 3)
         \(mixOptionsHelp)
           --json                    a JSON array of {"x","y","w","h","border"} instead of a drawing
-          --png FILE                also write a picture of the layout to FILE
+          --png FILE.png            also write a picture of the layout to FILE.png
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -25,6 +25,9 @@ enum LayoutCommand: Command {
         let json = arguments.flag("--json")
         let png = try arguments.value("--png")
         try arguments.finish()
+        if let png, !png.lowercased().hasSuffix(".png") {
+            throw UsageError("--png writes a PNG picture: give a file ending in .png, not '\(png)'")
+        }
         let layout: MixLayout
         do {
             layout = try MixLayout(canvasWidth: canvas.width, canvasHeight: canvas.height, template: template,

@@ -19,6 +19,9 @@ struct LineOptions {
           --user-data TEXT     what the others see with the user id (≤ 512 bytes)
         """
 
+    /// The options `parse` reads.
+    static let names = ["--signal", "--user-id", "--user-data"]
+
     /// Parses `--signal`, `--user-id`, `--user-data` for the line `liveId`.
     static func parse(_ arguments: inout Arguments, liveId: String, defaultUserId: String) throws -> LineOptions {
         var options = LineOptions(liveId: liveId, userId: defaultUserId)

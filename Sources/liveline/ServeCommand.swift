@@ -15,6 +15,7 @@ enum ServeCommand: Command {
           --rtmp HOST:PORT         RTMP address (default 127.0.0.1:1935; port 0 picks a free one)
           --http HOST:PORT         HTTP API address (default 127.0.0.1:8080; port 0 picks a free one)
           --max-connections N      RTMP connections beyond N are closed at once (default 4096)
+                                   and logged, at most one line a second with their count
           --max-per-ip N           connections from one address (IPv6: one /64), per port, beyond N
                                    are refused, HTTP with a 503; 127.0.0.1 and ::1 are not counted; 0: off (default 64)
           --max-api-connections N  HTTP API connections beyond N get a 503 (default 256)
@@ -32,7 +33,8 @@ enum ServeCommand: Command {
           --on-expiry keep|close   a publisher or player whose token expires: keep it (default)
                                    or close it at its first ping (every 10 s) past the expiry
                                    (5 s of clock leeway); kits reconnect with a fresh token
-          --verbose                log every connection on stderr
+          --verbose                log every connection on stderr (log lines start with the
+                                   UTC time, 2026-12-01T21:58:24.123Z)
           --help                   show this text
 
         Prints one line when listening: ready rtmp://HOST:PORT http://HOST:PORT
@@ -63,6 +65,9 @@ enum ServeCommand: Command {
         var configuration = RelayServer.Configuration()
         let rtmpAddress = try address(arguments.value("--rtmp"), option: "--rtmp") ?? ("127.0.0.1", 1935)
         let httpAddress = try address(arguments.value("--http"), option: "--http") ?? ("127.0.0.1", 8080)
+        if rtmpAddress.1 != 0, rtmpAddress == httpAddress {
+            throw UsageError("--rtmp and --http are both \(rtmpAddress.0):\(rtmpAddress.1): give each its own port")
+        }
         (rtmp.host, rtmp.port) = rtmpAddress
         (configuration.httpHost, configuration.httpPort) = httpAddress
         if let cap = try arguments.int("--max-connections", in: 1...1_000_000) { rtmp.maxConnections = cap }
@@ -98,8 +103,11 @@ enum ServeCommand: Command {
             rtmp.onExpiry = value
         }
         if arguments.flag("--verbose") { Log.threshold = .info }
-        if let extra = arguments.positionals().first { throw UsageError("unexpected argument '\(extra)'") }
+        // A server's log is read later, next to other logs: every line says when.
+        Log.timestamps = true
+        let extra = arguments.positionals()
         try arguments.finish()
+        if let extra = extra.first { throw Arguments.noConfigFile(given: extra) }
         rtmp.auth = try verifier(secretFile: secretFile, noAuth: noAuth, onExpiry: rtmp.onExpiry,
                                  listening: [("--rtmp", rtmpAddress), ("--http", httpAddress)])
         configuration.rtmp = rtmp
@@ -109,10 +117,17 @@ enum ServeCommand: Command {
         let signals = StopSignals { stop.signal() }
         defer { withExtendedLifetime(signals) {} }
 
-        let server = try RelayServer(configuration: configuration)
+        let server: RelayServer
+        do {
+            server = try RelayServer(configuration: configuration)
+        } catch let error as RelayServer.ListenError {
+            let option = error.listener == .rtmp ? "--rtmp" : "--http"
+            printError("liveline serve: \(error); choose another with \(option) HOST:PORT")
+            return 1
+        }
         printLine("ready rtmp://\(hostForURL(rtmp.host)):\(server.rtmpPort) http://\(hostForURL(configuration.httpHost)):\(server.httpPort)")
         stop.wait()
-        printError("liveline serve: stopping")
+        printError("\(Log.timestamp(Clock.wallMicros())) liveline serve: stopping")
         server.shutdown()
         return 0
     }

@@ -16,6 +16,10 @@ let usage = """
       devices   list V4L2 cameras with their formats and sizes
       help      show this text
 
+    Options:
+      --version  print the version
+      --help     show this text
+
     Run 'liveline <command> --help' for the options of a command.
 
     Exit status: 0 done (also when the reader of stdout went away), 1 a runtime failure

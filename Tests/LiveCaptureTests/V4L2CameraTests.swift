@@ -177,3 +177,46 @@ import Testing
         #expect(V4L2Devices.probe(SimulatedV4L2Device(path: "/dev/video3"), path: "/dev/video4") == nil)
     }
 }
+
+@Suite struct V4L2DevicesJSONTests {
+    @Test("devices --json: a simulated camera with its formats and sizes; [] with none")
+    func simulatedCameraAsJSON() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ll-devices-\(getpid())-json")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        #expect(V4L2Devices.scan(directory: dir.path).jsonText == "[]")
+        #expect(FileManager.default.createFile(atPath: dir.path + "/video2", contents: Data()))
+        let path = dir.path + "/video2"
+        let found = V4L2Devices.scan(directory: dir.path) { SimulatedV4L2Device(path: path) }
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(found.jsonText.utf8)) as? [[String: Any]])
+        #expect(json.count == 1)
+        let device = try #require(json.first)
+        #expect(device["path"] as? String == path)
+        #expect(device["card"] as? String == "Simulated Camera")
+        #expect(device["driver"] as? String == "simulated")
+        #expect(device["busInfo"] as? String == "memory")
+        let formats = try #require(device["formats"] as? [[String: Any]])
+        #expect(formats.compactMap { $0["fourcc"] as? String } == ["YUYV", "MJPG", "NV12"])
+        #expect(formats.first?["emulated"] as? Bool == false)
+        let sizes = try #require(formats.first?["sizes"] as? [[String: Int]])
+        #expect(sizes == [["width": 640, "height": 480], ["width": 1280, "height": 720]])
+        #expect((formats[1]["sizes"] as? [[String: Int]])?.last == ["width": 1920, "height": 1080])
+    }
+
+    @Test("a stepwise size range keeps its bounds and steps")
+    func stepwiseSizes() throws {
+        let device = V4L2Devices.Device(
+            path: "/dev/video9",
+            capability: V4L2Capability(driver: "d", card: "c", busInfo: "b",
+                                       capabilities: V4L2Capability.videoCapture | V4L2Capability.streaming),
+            formats: [(V4L2FormatDescription(pixelFormat: .i420, description: "Planar YUV 4:2:0", emulated: true),
+                       [.stepwise(minWidth: 16, maxWidth: 1920, stepWidth: 8, minHeight: 16, maxHeight: 1080, stepHeight: 2)])])
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(V4L2Devices(devices: [device]).jsonText.utf8))
+            as? [[String: Any]])
+        let format = try #require((json.first?["formats"] as? [[String: Any]])?.first)
+        #expect(format["fourcc"] as? String == "YU12")
+        #expect(format["emulated"] as? Bool == true)
+        #expect(format["sizes"] as? [[String: Int]] == [["minWidth": 16, "maxWidth": 1920, "stepWidth": 8,
+                                                          "minHeight": 16, "maxHeight": 1080, "stepHeight": 2]])
+    }
+}

@@ -8,7 +8,7 @@ struct GuestCommandTests {
     func badURL() throws {
         let result = try Peers.run(Peers.liveline, ["guest", "http://127.0.0.1/live/x"])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("not an RTMP URL"))
+        #expect(result.stderr.contains("does not start with rtmp://"), "\(result.stderr)")
         let missing = try Peers.run(Peers.liveline, ["guest"])
         #expect(missing.status == 2)
     }

@@ -72,4 +72,33 @@ struct LogTests {
         #expect(lines.last == "line 99")
         #expect(writer.droppedCount == 0)
     }
+
+    @Test("with timestamps (liveline serve), a line starts with the UTC time to the millisecond")
+    func timestampedLine() {
+        // 2026-12-01 21:58:24.123456 UTC
+        let micros: UInt64 = 1_796_162_304_123_456
+        #expect(Log.timestamp(micros) == "2026-12-01T21:58:24.123Z")
+        #expect(Log.line(.info, "rtmp 127.0.0.1:5000: playing live/x", wallMicros: micros)
+            == "2026-12-01T21:58:24.123Z liveline info: rtmp 127.0.0.1:5000: playing live/x\n")
+        #expect(Log.line(.warning, "w", wallMicros: nil) == "liveline warning: w\n")
+    }
+}
+
+@Suite("LogThrottle")
+struct LogThrottleTests {
+    @Test("the first occurrence is reported at once, the rest of a burst once a second with its count")
+    func burst() {
+        var throttle = LogThrottle()
+        #expect(throttle.record(nowMicros: 10_000_000) == 1)
+        #expect(throttle.dueMicros == nil)
+        for offset in 1...50 as ClosedRange<UInt64> { #expect(throttle.record(nowMicros: 10_000_000 + offset * 1000) == nil) }
+        #expect(throttle.pending == 50)
+        #expect(throttle.dueMicros == 11_000_000)
+        #expect(throttle.take(nowMicros: 10_999_999) == nil)
+        #expect(throttle.take(nowMicros: 11_000_000) == 50)
+        #expect(throttle.take(nowMicros: 13_000_000) == nil)
+        // Quiet for a while: the next one is reported at once again.
+        #expect(throttle.record(nowMicros: 13_000_000) == 1)
+        #expect(throttle.total == 52)
+    }
 }

@@ -86,6 +86,21 @@ struct WebSocketLoopbackTests {
         #expect(try raw.readsEndOfStream())
     }
 
+    @Test("a server shutting down sends a close frame, 1001 going away, instead of dropping the connection")
+    func shutdownSaysGoingAway() throws {
+        let serverGroup = try EventLoopGroup(count: 1, name: "ws-shutdown-server")
+        let clientGroup = try EventLoopGroup(count: 1, name: "ws-shutdown-client")
+        defer { clientGroup.shutdown() }
+        let server = try startEcho(serverGroup)
+        let (_, _, closed) = try connect("ws://127.0.0.1:\(server.localPort)/ws", clientGroup.loops[0])
+        server.close()
+        serverGroup.shutdown()
+        #expect(eventually { closed.value != nil })
+        // Before: 1006, the connection closed without a close frame.
+        #expect(closed.value?.0 == 1001)
+        #expect(closed.value?.1 == "the server is shutting down")
+    }
+
     @Test("a request that is not a valid upgrade gets 400 and the route stays HTTP")
     func badUpgrade() throws {
         let group = try EventLoopGroup(count: 1, name: "ws-bad")

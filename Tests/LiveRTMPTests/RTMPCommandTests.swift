@@ -10,6 +10,7 @@ struct RTMPCommandTests {
         .releaseStream(transactionID: 2, streamName: "cam"), .fcPublish(transactionID: 3, streamName: "cam"),
         .fcUnpublish(transactionID: 9, streamName: "cam"), .createStream(transactionID: 4),
         .createStreamResult(transactionID: 4, streamID: 1), .deleteStream(transactionID: 10, streamID: 1),
+        .deleteStreamNamed(transactionID: 11, streamName: "cam"),
         .closeStream(transactionID: 0), .publish(transactionID: 5, streamName: "cam?token=x", type: .live),
         .publish(transactionID: 5, streamName: "cam", type: .record),
         .play(transactionID: 5, streamName: "cam", start: -2000, duration: -1, reset: true),
@@ -58,6 +59,16 @@ struct RTMPCommandTests {
         #expect(throws: RTMPCommand.Error.missingArgument(command: "publish", argument: "stream name")) {
             try RTMPCommand(decoding: ["publish", 1, nil])
         }
+    }
+
+    @Test("deleteStream as real clients send it: an id (ffmpeg), a name (GStreamer's rtmp2sink) or nothing usable")
+    func deleteStreamForms() throws {
+        #expect(try RTMPCommand(decoding: ["deleteStream", 4, nil, 1]) == .deleteStream(transactionID: 4, streamID: 1))
+        // GStreamer 1.22, gst/rtmp2/rtmp/rtmpclient.c: deleteStream, transaction 0, null, the stream's name.
+        #expect(try RTMPCommand(decoding: ["deleteStream", 0, nil, "x"]) == .deleteStreamNamed(transactionID: 0, streamName: "x"))
+        let bare = try RTMPCommand(decoding: ["deleteStream", 5, nil])
+        #expect(bare == .other(name: "deleteStream", transactionID: 5, commandObject: .null, arguments: []))
+        #expect(bare.name == "deleteStream")
     }
 
     @Test("@setDataFrame metadata becomes onMetaData for players")

@@ -53,10 +53,37 @@ struct RTMPURLTests {
     func errors() throws {
         #expect(throws: RTMPURL.Error.unsupportedScheme("http://h/live/cam")) { try RTMPURL(parsing: "http://h/live/cam") }
         #expect(throws: RTMPURL.Error.missingHost("rtmp:///live/cam")) { try RTMPURL(parsing: "rtmp:///live/cam") }
-        #expect(throws: RTMPURL.Error.invalidPort("rtmp://h:0/live/cam")) { try RTMPURL(parsing: "rtmp://h:0/live/cam") }
-        #expect(throws: RTMPURL.Error.invalidPort("rtmp://h:x/live/cam")) { try RTMPURL(parsing: "rtmp://h:x/live/cam") }
+        #expect(throws: RTMPURL.Error.portOutOfRange("rtmp://h:0/live/cam", port: "0")) { try RTMPURL(parsing: "rtmp://h:0/live/cam") }
+        #expect(throws: RTMPURL.Error.portNotANumber("rtmp://h:x/live/cam", port: "x")) { try RTMPURL(parsing: "rtmp://h:x/live/cam") }
         #expect(throws: RTMPURL.Error.missingApp("rtmp://h")) { try RTMPURL(parsing: "rtmp://h") }
         #expect(throws: RTMPURL.Error.missingStreamName("rtmp://h/live")) { try RTMPURL(parsing: "rtmp://h/live") }
         #expect(throws: RTMPURL.Error.missingStreamName("rtmp://h/live/")) { try RTMPURL(parsing: "rtmp://h/live/") }
+    }
+
+    @Test("each error says what is really wrong", arguments: [
+        ("rtmp://user:pw@host/live/cam", RTMPURL.Error.userInfo("rtmp://user:pw@host/live/cam"), "user name or password"),
+        ("rtmp://user:pw@host:1935/live/cam", .userInfo("rtmp://user:pw@host:1935/live/cam"), "user name or password"),
+        ("rtmp://host:abc/live/cam", .portNotANumber("rtmp://host:abc/live/cam", port: "abc"), "port that is not a number: 'abc'"),
+        ("rtmp://host:/live/cam", .portNotANumber("rtmp://host:/live/cam", port: ""), "no port after the ':'"),
+        ("rtmp://[::1]x/live/cam", .portNotANumber("rtmp://[::1]x/live/cam", port: "x"), "not a number"),
+        ("rtmp://host:70000/live/cam", .portOutOfRange("rtmp://host:70000/live/cam", port: "70000"), "port 70000, outside 1…65535"),
+        ("rtmp://h//cam", .missingApp("rtmp://h//cam"), "no application name"),
+        ("rtmp://h/", .missingApp("rtmp://h/"), "no application name"),
+        ("rtmps://h/live/cam", .unsupportedScheme("rtmps://h/live/cam"), "RTMPS"),
+    ])
+    func saysWhatIsWrong(text: String, error: RTMPURL.Error, message: String) throws {
+        #expect(throws: error) { try RTMPURL(parsing: text) }
+        #expect(error.description.contains(message), "\(error)")
+        #expect(!error.description.contains("RTMPURL"), "\(error)")
+    }
+
+    @Test("an error message never shows a password or the query's secrets")
+    func errorsHideCredentials() throws {
+        let error = try #require(throws: RTMPURL.Error.self) { try RTMPURL(parsing: "rtmp://alice:hunter2@h/live/cam") }
+        #expect(!error.description.contains("hunter2") && !error.description.contains("alice"), "\(error)")
+        #expect(error.description.hasPrefix("rtmp://…@h/live/cam"), "\(error)")
+        let query = try #require(throws: RTMPURL.Error.self) { try RTMPURL(parsing: "rtmp://h/live?token=SECRET&a=1") }
+        #expect(query.description.hasPrefix("rtmp://h/live?token=…&a=1 has no stream name"), "\(query)")
+        #expect(RTMPURL.redacted("rtmp://u@h:1/a/b?line=S") == "rtmp://…@h:1/a/b?line=…")
     }
 }

@@ -16,7 +16,9 @@ struct RelayStreamMergeTests {
         let timestamps = Mutex<[UInt32]>([])
         let losses = Mutex<[Int]>([])
         init(loop: EventLoop) { self.loop = loop }
-        func deliver(_ message: RelayMessage, from stream: RelayStream) { timestamps.withLock { $0.append(message.raw.timestamp) } }
+        func deliver(_ messages: ArraySlice<RelayMessage>, from stream: RelayStream) {
+            timestamps.withLock { $0 += messages.map(\.raw.timestamp) }
+        }
         func lostMessages(of stream: RelayStream) {
             let count = received.count
             losses.withLock { $0.append(count) }

@@ -24,3 +24,12 @@ public enum FFprobe {
                 Int(stream["nb_read_frames"] as? String ?? "") ?? -1)
     }
 }
+
+extension FFprobe {
+    /// The container's duration in seconds as ffprobe reads it (`format=duration`).
+    public static func duration(_ file: String) throws -> Double {
+        let result = try ProcessOutput.run(path, ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", file])
+        #expect(result.status == 0, "ffprobe \(file): \(result.stderr)")
+        return try #require(Double(result.text.trimmingCharacters(in: .whitespacesAndNewlines)), "ffprobe said '\(result.text)'")
+    }
+}

@@ -71,8 +71,8 @@ struct ExitStatusTests {
         #expect(summary["frames"] as? Int == 0)
     }
 
-    @Test("host --stats json with a source, logo or recording that cannot be used: failed and a summary on stdout, exit 1", arguments: [
-        ["--source", "file:/nonexistent/clip.mp4"], ["--logo", "/nonexistent/logo.png"], ["--record", "/nonexistent/a.flv"],
+    @Test("host --stats json with a source or recording that cannot be used: failed and a summary on stdout, exit 1", arguments: [
+        ["--source", "file:/nonexistent/clip.mp4"], ["--record", "/nonexistent/a.flv"],
     ])
     func hostUnusableInput(arguments: [String]) throws {
         let result = try CLI.run(CLI.liveline, ["host", "--size", "160x120", "--stats", "json", "--duration", "1"] + arguments)

@@ -119,6 +119,7 @@ struct HostCommandTests {
         (["--stats", "xml"], "--stats"),
         (["--bitrate"], "--bitrate"),
         (["--frobnicate"], "--frobnicate"),
+        (["--source", "bogus"], "bogus"),
     ])
     func badOptions(arguments: [String], mentions: String) throws {
         let result = try CLI.run(CLI.liveline, ["host"] + arguments + ["--duration", "0.1"])
@@ -128,7 +129,6 @@ struct HostCommandTests {
     }
 
     @Test("a source or file that cannot be used is an error with exit code 1", arguments: [
-        (["--source", "bogus"], "bogus"),
         (["--source", "file:/nonexistent/clip.mp4"], "/nonexistent/clip.mp4"),
         (["--source", "v4l2:/dev/video-none"], "code 6"),
         (["--logo", "/nonexistent/logo.png"], "/nonexistent/logo.png"),

@@ -2,20 +2,35 @@ import Foundation
 import Testing
 
 /// A `liveline` process whose stdout JSON lines are collected with the time each arrived,
-/// for tests that look at events as they happen.
+/// for tests that look at events as they happen; its stderr is kept as text.
 final class KitProcess: @unchecked Sendable {
-    // @unchecked: `lines` is guarded by `lock`.
+    // @unchecked: `lines` and `errorText` are guarded by `lock`.
     let process = Process()
     private let output = Pipe()
+    private let errors = Pipe()
     private let lock = NSLock()
     private var lines: [(time: Date, object: [String: Any])] = []
+    private var errorText = ""
 
-    init(_ arguments: [String]) throws {
+    /// `input`: the process's stdin (a `Pipe` to type into, `FileHandle.nullDevice`);
+    /// nil: the test's own.
+    init(_ arguments: [String], input: Any? = nil) throws {
         process.executableURL = URL(fileURLWithPath: CLI.liveline)
         process.arguments = arguments
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
+        if let input { process.standardInput = input }
         try process.run()
+        let errorHandle = errors.fileHandleForReading
+        Thread.detachNewThread { [self] in
+            while true {
+                let data = errorHandle.availableData
+                if data.isEmpty { break }
+                lock.lock()
+                errorText += String(decoding: data, as: UTF8.self)
+                lock.unlock()
+            }
+        }
         let handle = output.fileHandleForReading
         Thread.detachNewThread { [self] in
             var buffer = Data()
@@ -56,6 +71,23 @@ final class KitProcess: @unchecked Sendable {
         return nil
     }
 
+    /// What the process wrote to stderr so far.
+    var stderr: String {
+        lock.lock()
+        defer { lock.unlock() }
+        return errorText
+    }
+
+    /// Waits until stderr contains `text`.
+    func waitForError(_ text: String, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if stderr.contains(text) { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return stderr.contains(text)
+    }
+
     /// SIGTERM and wait.
     @discardableResult
     func stop() -> Int32 {
@@ -88,24 +120,33 @@ final class TroubleProxy: @unchecked Sendable {
     init(upstreamPort: Int, upstreamBitsPerSecond: Double? = nil) throws {
         self.upstreamPort = upstreamPort
         self.upstreamBitsPerSecond = upstreamBitsPerSecond
-        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        self.listener = listener
         // A small receive window, as on a real narrow link: otherwise loopback's
         // auto-tuned buffers hide megabytes of backlog from the sender.
-        var window: Int32 = 32 << 10
-        setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+        (listener, port) = try Self.listen(receiveBuffer: 32 << 10)
+        Thread.detachNewThread { [self] in acceptLoop() }
+    }
+
+    /// A TCP socket listening on a free port of 127.0.0.1, and that port.
+    static func listen(receiveBuffer: Int32? = nil) throws -> (socket: Int32, port: Int) {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if var window = receiveBuffer {
+            setsockopt(listener, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+        }
         var address = Self.loopback(port: 0)
         let bound = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        let listening = bound == 0 ? listen(listener, 16) : -1
-        guard listening == 0 else { throw ProxyError.listen(errno: errno) }
+        let listening = bound == 0 ? Glibc.listen(listener, 16) : -1
+        guard listening == 0 else {
+            let code = errno
+            Glibc.close(listener)
+            throw ProxyError.listen(errno: code)
+        }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
         }
-        port = Int(UInt16(bigEndian: address.sin_port))
-        Thread.detachNewThread { [self] in acceptLoop() }
+        return (listener, Int(UInt16(bigEndian: address.sin_port)))
     }
 
     /// From now on, server→client bytes are kept for `seconds` and then sent at once.

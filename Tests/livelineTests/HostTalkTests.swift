@@ -1,0 +1,95 @@
+import Foundation
+import Testing
+
+/// What `liveline host` and a `--no-play` co-host tell the person running them.
+@Suite("liveline host and co-host: what they say", .serialized)
+struct HostTalkTests {
+    @Test("host says where it pushes, token hidden, and that it connected")
+    func saysWhereItPushes() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let result = try CLI.liveline("host", server.url("talk") + "?token=s3cr3t", "--source", "color:white",
+                                      "--size", "160x90", "--duration", "2")
+        #expect(result.status == 0, "\(result.stderr)")
+        let url = server.url("talk") + "?token=…"
+        #expect(result.stderr.contains("pushing to \(url)"), "\(result.stderr)")
+        #expect(result.stderr.contains("connected: publishing to \(url)"), "\(result.stderr)")
+        #expect(!result.stderr.contains("s3cr3t"))
+    }
+
+    @Test("--accept manual with stdin at its end: the hoster says so and applicants are rejected (601) at once, not after 30 s")
+    func manualWithoutStdin() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let url = server.url("nostdin")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "nostdin",
+                                     "--signal", signal, "--stats", "json", "--duration", "40"], input: FileHandle.nullDevice)
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        #expect(hoster.waitForError("stdin is closed", timeout: 5), "\(hoster.stderr)")
+        let started = Date()
+        let guest = try CLI.liveline("guest", url, "--apply", "--no-play", "--signal", signal, "--stats", "json",
+                                     "--duration", "25")
+        // Before: the application waited for the server's 30 s timeout (605), or the guest's duration.
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(guest.status == 3, "\(guest.stderr)")
+        #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":601"), "\(guest.stdout)")
+    }
+
+    @Test("template and close typed on stdin are confirmed; the push goes on after close")
+    func typedCommandsConfirmed() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let url = server.url("typed")
+        let input = Pipe()
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "typed",
+                                     "--signal", "ws://127.0.0.1:\(server.httpPort)/line", "--stats", "json",
+                                     "--duration", "30"], input: input)
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        input.fileHandleForWriting.write(Data("template equal\n".utf8))
+        #expect(hoster.waitForError("template: the mix now uses equal", timeout: 5), "\(hoster.stderr)")
+        input.fileHandleForWriting.write(Data("close\n".utf8))
+        #expect(hoster.waitForError("closed the co-host line", timeout: 5), "\(hoster.stderr)")
+        let frames = { (hoster.events.last { $0.object["event"] as? String == "stats" }?.object["frames"] as? Int) ?? 0 }
+        let before = frames()
+        Thread.sleep(forTimeInterval: 2)
+        #expect(hoster.process.isRunning)
+        #expect(frames() > before)
+    }
+
+    @Test("a --no-play co-host reports its own push once a second and ends with a summary")
+    func cohostReportsItsPush() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let url = server.url("solo")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "solo",
+                                     "--accept", "auto", "--signal", signal, "--stats", "json", "--duration", "30"])
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let guest = try CLI.liveline("guest", url, "--apply", "--no-play", "--signal", signal, "--source", "color:red",
+                                     "--size", "160x90", "--fps", "15", "--stats", "json", "--duration", "5")
+        #expect(guest.status == 0, "\(guest.stderr)")
+        let lines = guest.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let stats = lines.filter { $0["event"] as? String == "stats" }
+        #expect(stats.count >= 2, "\(guest.stdout)")
+        #expect(stats.last?["frames"] as? Int ?? 0 > 0)
+        let summary = try #require(lines.first { $0["event"] as? String == "summary" }, "\(guest.stdout)")
+        #expect(summary["frames"] as? Int ?? 0 >= 15, "\(summary)")
+        #expect(summary["width"] as? Int == 160 && summary["height"] as? Int == 90)
+        // Hanging up at the end stops the push on purpose: the server ending its stream then is no loss.
+        let names = lines.compactMap { $0["event"] as? String }
+        #expect(!names.contains("cohostPush.reconnecting") && !names.contains("cohostPush.failed"), "\(names)")
+
+        // For people: the status line and the summary on stderr.
+        let human = try CLI.liveline("guest", url, "--apply", "--no-play", "--signal", signal, "--source", "color:red",
+                                     "--size", "160x90", "--duration", "4", "--user-id", "human")
+        #expect(human.status == 0, "\(human.stderr)")
+        #expect(human.stderr.contains("done: "), "\(human.stderr)")
+        #expect(human.stderr.contains(" fps"), "\(human.stderr)")
+    }
+}
