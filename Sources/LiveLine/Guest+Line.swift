@@ -11,6 +11,9 @@ import LiveServer
 /// it to its pubId stream (`rtmp://SERVER/APP/<pubId>?line=SECRET`), which the hoster
 /// mixes into its own; the push stops when either side hangs up or the line closes.
 /// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
+/// A lost signaling connection stops the co-host push and is retried with
+/// `options.reconnect` (`.reconnecting`), joining again each time until `lineResult` 0;
+/// the guest is then a plain member and applies again to co-host.
 extension Guest {
     /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
     /// userData)); `lineResult` and `liveStart` follow. On a server with tokens, `token`
@@ -21,9 +24,11 @@ extension Guest {
     public func joinLine(server: LineServer, liveId: String, userId: String, userData: String = "",
                          token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         leaveLine()
-        let session = try LineSession(server: server, tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
+        let session = try LineSession(server: server, backoff: options.reconnect,
+                                      tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
                                       onEvent: { [weak self] event in self?.lineEvent(event) },
                                       report: { [weak self] event in self?.reportLine(event) },
+                                      onInterrupted: { [weak self] in self?.stopCohostPush() },
                                       onLost: { [weak self] reason in
                                           self?.stopCohostPush()
                                           self?.reportLine(.disconnected(reason: reason))
@@ -31,9 +36,9 @@ extension Guest {
         lock.lock()
         line = session
         lock.unlock()
-        let refusal = lineRefusal
-        session.withToken(token) { token, tokenUser in
-            session.client.join(liveId: liveId, userId: tokenUser ?? userId, userData: userData, token: token, reply: refusal)
+        // After a reconnect the guest joins again (and may apply again).
+        session.start(token: token, reply: lineRefusal) { client, token, tokenUser, reply in
+            client.join(liveId: liveId, userId: tokenUser ?? userId, userData: userData, token: token, reply: reply)
         }
     }
 

@@ -12,6 +12,13 @@ import LiveServer
 /// of the layout; when it closes, the feed stops and the layout reflows. The pushed
 /// stream is the mix. Events arrive on `onLineEvent`; a refused request (an accept over
 /// the limit: 602) arrives as `.refused` with the seed's code.
+///
+/// The line holds no more co-hosts than the mix shows (`HosterMix.lineCapacity`, sent
+/// with the create): an accept past it is refused with 602, never a co-host nobody sees.
+/// A lost signaling connection is retried with the push's backoff (`.reconnecting`);
+/// each try creates the line again, which reclaims it while the server still holds it
+/// (its co-hosts come back) or opens it afresh after a server restart (its co-hosts
+/// apply again). `.disconnected` comes only when the tries run out.
 extension Hoster {
     /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
     /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
@@ -29,16 +36,23 @@ extension Hoster {
     public func createLine(server: LineServer, liveId: String, userId: String = "hoster", userData: String = "",
                            liveInfo: String = "", token: String? = nil, tokenProvider: TokenProvider? = nil) throws {
         closeLine()
-        let session = try LineSession(server: server, tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
+        // The server holds the line to what the mix can show, so no co-host is accepted
+        // into a tile that does not exist (602 instead).
+        let capacity = try mixStage().lineCapacity
+        let session = try LineSession(server: server, backoff: options.push.backoff,
+                                      tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
                                       onEvent: { [weak self] event in self?.lineEvent(event) },
                                       report: { [weak self] event in self?.reportLine(event) },
+                                      onInterrupted: { [weak self] in self?.removeAllCohosts() },
                                       onLost: { [weak self] reason in self?.lineLost(reason) })
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
-        let refusal = lineRefusal
-        session.withToken(token) { token, tokenUser in
-            session.client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
-                                  stream: stream, lineKey: server.lineKey, reply: refusal)
+        // After a reconnect the same create reclaims the line (same token user, or the
+        // lineKey of this hoster's push).
+        session.start(token: token, reply: lineRefusal) { [weak self] client, token, tokenUser, reply in
+            client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
+                          stream: stream, lineKey: server.lineKey, maxCohosts: self?.currentMix?.lineCapacity ?? capacity,
+                          reply: reply)
         }
     }
 
@@ -97,6 +111,10 @@ extension Hoster {
     public func setVideoTemplate(_ template: MixTemplate, options: MixOptions) throws {
         try currentMix?.setLayout(template: template, options: options)
         setMixLayout(template, options)
+        // The line accepts no more co-hosts than the new layout shows.
+        if let capacity = currentMix?.lineCapacity {
+            currentLine?.send { [refusal = lineRefusal] in $0.setMaxCohosts(capacity, reply: refusal) }
+        }
     }
 
     /// Tells the room the hoster's audio / video is on or off (seed:
@@ -133,7 +151,10 @@ extension Hoster {
                 self?.reportLine(.cohostFirstFrame(peerId: peerId, width: width, height: height))
             }
         } catch {
-            Log.warning("co-host \(peerId) cannot join the mix: \(error)")
+            // Never an accepted co-host nobody sees: it is hung up and both sides hear why.
+            Log.warning("co-host \(peerId) cannot join the mix: \(error); hanging it up")
+            reportLine(.refused(op: "accept", code: .lineFull, message: "co-host \(peerId) does not fit the mix (\(error)): hung up"))
+            hangupLine(peerId: peerId)
         }
     }
 
@@ -142,9 +163,9 @@ extension Hoster {
         reportLine(.disconnected(reason: reason))
     }
 
-    private func removeAllCohosts() {
+    func removeAllCohosts() {
         guard let mix = currentMix else { return }
-        for key in mix.cohostKeys where !key.hasPrefix("source-") { mix.removeCohost(key: key) }
+        for key in mix.cohostKeys where !key.hasPrefix(HosterMix.localKeyPrefix) { mix.removeCohost(key: key) }
     }
 
     private func notOpen(_ op: String) -> LineSessionEvent {

@@ -47,7 +47,7 @@ public final class HosterMix: @unchecked Sendable {
     public func addCohost(source: VideoSource) throws {
         lock.lock()
         nextTestKey += 1
-        let key = "source-\(nextTestKey)"
+        let key = Self.localKeyPrefix + String(nextTestKey)
         lock.unlock()
         try add(key: key) { deliver in SourceCohostFeed(source: source, deliver: deliver) }
     }
@@ -97,6 +97,21 @@ public final class HosterMix: @unchecked Sendable {
         defer { lock.unlock() }
         return cohosts.count
     }
+
+    /// How many co-hosts of the line the mix can show in all: the most its layout holds
+    /// on this canvas (`MixLayout.capacity`) less the local test co-hosts.
+    public var lineCapacity: Int {
+        let layout = compositor.currentLayout
+        let capacity = MixLayout.capacity(canvasWidth: layout.canvasWidth, canvasHeight: layout.canvasHeight,
+                                          template: layout.template, options: layout.options)
+        lock.lock()
+        let local = cohosts.filter { $0.key.hasPrefix(Self.localKeyPrefix) }.count
+        lock.unlock()
+        return max(0, capacity - local)
+    }
+
+    /// Keys of the co-hosts `addCohost(source:)` made (the test co-hosts).
+    static let localKeyPrefix = "source-"
 
     /// The co-host keys in layout order (participant 1 first).
     public var cohostKeys: [String] {

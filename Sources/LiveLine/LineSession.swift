@@ -8,6 +8,15 @@ import LiveServer
 /// with the server's events turned into `LineSessionEvent`s and every refused request
 /// reported as `.refused` (so no seed return code is lost).
 ///
+/// Reconnect: a connection lost after it was open (the server restarted, the network
+/// dropped it) is tried again with `backoff`, the push's schedule (2 s × 1.5^n with
+/// jitter, DESIGN.md §7), each try reported as `.reconnecting(times:reason:)`. A try
+/// that connects sends the create or join again (`start`'s opener, with a fresh token
+/// from the provider); one the server refuses (the hoster's push not republished yet,
+/// the line not re-created yet, the old connection not yet gone) counts as a failed try.
+/// When the tries run out, `onLost` ends the session (`.disconnected`, code 101).
+/// Requests made while the line is down are answered at once with 101.
+///
 /// Tokens: a fixed `token`, or a `TokenProvider` asked for the first token (before the
 /// create or join goes out) and again whenever the server says `tokenWillExpire`; the
 /// fresh token goes out as `renewToken`. As the token provider model of the anyRTC / Agora
@@ -17,64 +26,217 @@ import LiveServer
 ///
 /// Callbacks run on the loop thread. Thread-safe: requests may be sent from any thread.
 final class LineSession: @unchecked Sendable {
-    // @unchecked: `client`, `loop`, `provider` and `report` are immutable (LineClient is
-    // thread-safe); `current` is touched only while holding `lock`.
+    // @unchecked: `loop`, `provider`, `backoff` and the callbacks are immutable
+    // (LineClient is thread-safe); every `var` is touched only while holding `lock`.
+
+    /// Sends the create or join on `client` with the token and the user it names;
+    /// `reply` reports its refusal (nil on a reconnect, where a refusal is another try).
+    typealias Opener = @Sendable (_ client: LineClient, _ token: String?, _ userId: String?,
+                                  _ reply: (@Sendable (LineEvent) -> Void)?) -> Void
+
     let server: LineServer
-    let client: LineClient
     private let loop: EventLoop
+    private let heartbeat: Duration
+    private let backoff: ReconnectBackoff
     private let provider: TokenProvider?
+    private let onEvent: @Sendable (LineEvent) -> Void
     private let report: @Sendable (LineSessionEvent) -> Void
+    private let onInterrupted: @Sendable () -> Void
+    private let onLost: @Sendable (String) -> Void
     private let lock = NSLock()
+    /// The connection in use: after a loss, the closed one (it answers requests with
+    /// 101) until a reconnect has opened the next.
+    private var client: LineClient!
     /// The token in use and whom it names.
     private var current: (token: String, uid: String)?
     /// False until the create or join went out; requests made before wait here, in order.
     private var opened = false
     private var waiting: [@Sendable (LineClient) -> Void] = []
+    private var opener: Opener?
+    private var givenToken: String?
+    /// Reconnect tries since the line was last open.
+    private var attempt = 0
+    /// A reconnect's create or join waits for its lineResult.
+    private var reopening = false
+    /// No reconnect: `close()` was called, or the server ended the session (212).
+    private var ended = false
+    private var retryTimer: TimerHandle?
 
     /// `onEvent` gets every server event first as the raw `LineEvent` (for the kit's own
-    /// bookkeeping); `report` gets the session's own events (renewals, auth failures).
-    init(server: LineServer, heartbeat: Duration = .seconds(5), tokenProvider: TokenProvider? = nil,
+    /// bookkeeping); `report` gets the session's own events (reconnects, renewals, auth
+    /// failures); `onInterrupted` runs when the connection is lost and a reconnect is
+    /// tried (co-hosting ends with it), `onLost` when the line is lost for good.
+    init(server: LineServer, heartbeat: Duration = .seconds(5), backoff: ReconnectBackoff = ReconnectBackoff(),
+         tokenProvider: TokenProvider? = nil,
          onEvent: @escaping @Sendable (LineEvent) -> Void,
          report: @escaping @Sendable (LineSessionEvent) -> Void,
+         onInterrupted: @escaping @Sendable () -> Void = {},
          onLost: @escaping @Sendable (String) -> Void) throws {
         self.server = server
+        self.heartbeat = heartbeat
+        self.backoff = backoff
         provider = tokenProvider
+        self.onEvent = onEvent
         self.report = report
+        self.onInterrupted = onInterrupted
+        self.onLost = onLost
         loop = try EventLoop(name: "liveline-line")
         loop.start()
-        client = LineClient(url: server.signalURL, loop: loop, heartbeatInterval: heartbeat)
-        client.onEvent = { [weak self] event in
-            if event.event == .tokenWillExpire { self?.renew() }
-            onEvent(event)
-        }
+        let first = makeClient()
+        client = first
         let url = server.signalURL
-        client.onClose = { code, reason in onLost("the line connection to \(url) closed (\(code) \(reason))") }
-        client.connect { result in
+        first.connect { result in
             if case .failure(let error) = result { onLost("connecting to \(url) failed: \(error)") }
         }
     }
 
-    /// Runs `request` with the token to send and the user it names: `token` as given,
-    /// or the provider's first one (a provider that fails is reported as `.authFailed`
-    /// and nothing is sent). With tokens the server knows the user by the token, so the
-    /// kits send that user id (nil without a token).
-    func withToken(_ token: String?, _ request: @escaping @Sendable (_ token: String?, _ userId: String?) -> Void) {
+    /// Sends the create or join through `opener`, now and again after every reconnect,
+    /// with `token` as given or the provider's (a provider that fails is reported as
+    /// `.authFailed` and nothing is sent). With tokens the server knows the user by the
+    /// token, so the kits send that user id (nil without a token).
+    func start(token: String?, reply: @escaping @Sendable (LineEvent) -> Void, _ opener: @escaping Opener) {
+        lock.lock()
+        self.opener = opener
+        givenToken = token
+        let client = self.client!
+        lock.unlock()
+        open(on: client, reply: reply)
+    }
+
+    /// Runs the opener on `client`, then lets the requests that waited go out.
+    private func open(on client: LineClient, reply: (@Sendable (LineEvent) -> Void)?) {
+        lock.lock()
+        let opener = self.opener, given = current?.token ?? givenToken
+        lock.unlock()
+        guard let opener else { return }
         guard let provider else {
-            let user = token.flatMap(AccessToken.peek)?.sub
-            if let token { use(IssuedToken(token: token, uid: user ?? "", expiresAt: 0)) }
-            request(token, user)
-            return open()
+            let user = given.flatMap(AccessToken.peek)?.sub
+            if let given { use(IssuedToken(token: given, uid: user ?? "", expiresAt: 0)) }
+            opener(client, given, user, reply)
+            return flushWaiting()
         }
         Task(executorPreference: ProviderExecutor.shared) { [weak self] in
             do {
                 let issued = try await provider()
                 self?.use(issued)
-                request(issued.token, issued.uid)
+                opener(client, issued.token, issued.uid, reply)
             } catch {
-                self?.report(.authFailed(code: .authFailed, message: "the token provider failed: \(error)"))
+                if reply == nil {
+                    client.onClose = nil
+                    client.disconnect()
+                    self?.retry(after: "the token provider failed: \(error)")
+                } else {
+                    self?.report(.authFailed(code: .authFailed, message: "the token provider failed: \(error)"))
+                }
             }
             // What waited goes out now (refused with 600 when the line was not opened).
-            self?.open()
+            self?.flushWaiting()
+        }
+    }
+
+    /// A client on the session's loop whose events and close come here.
+    private func makeClient() -> LineClient {
+        let client = LineClient(url: server.signalURL, loop: loop, heartbeatInterval: heartbeat)
+        client.onEvent = { [weak self, weak client] event in
+            guard let self, let client else { return }
+            self.received(event, on: client)
+        }
+        let url = server.signalURL
+        client.onClose = { [weak self, weak client] code, reason in
+            guard let self, let client else { return }
+            // 1008: the server ended this session on purpose (its token expired, it was
+            // silent or flooding, its hoster reconnected elsewhere): no reconnect then.
+            self.lost(client, "the line connection to \(url) closed (\(code) \(reason))", final: code == 1008)
+        }
+        return client
+    }
+
+    private func received(_ event: LineEvent, on client: LineClient) {
+        switch event.event {
+        case .tokenWillExpire:
+            renew()
+        case .tokenExpired:
+            // The server closes the session next: that is the end, not a loss to repair.
+            lock.lock()
+            ended = true
+            lock.unlock()
+        case .lineResult:
+            lock.lock()
+            let again = reopening
+            reopening = false
+            if event.liveCode == .ok { attempt = 0 }
+            lock.unlock()
+            if again, event.liveCode != .ok {
+                // Not back yet (the push not republished, the line not re-created, the old
+                // connection still in the room): this try failed, the next may not.
+                client.onClose = nil
+                client.disconnect()
+                let code = event.liveCode ?? .unknown
+                return retry(after: "the line refused the reconnect: code \(code.rawValue) (\(event.message ?? code.message))")
+            }
+        default:
+            break
+        }
+        onEvent(event)
+    }
+
+    /// The connection `client` closed without `close()`.
+    private func lost(_ client: LineClient, _ reason: String, final: Bool) {
+        lock.lock()
+        let isCurrent = client === self.client
+        let over = ended || final
+        ended = over
+        lock.unlock()
+        guard isCurrent else { return }
+        if over { return onLost(reason) }
+        onInterrupted()
+        retry(after: reason)
+    }
+
+    /// Schedules the next reconnect try, or ends the session when the tries ran out.
+    private func retry(after reason: String) {
+        lock.lock()
+        guard !ended else { return lock.unlock() }
+        let tried = attempt
+        guard let delay = backoff.delay(attempt: tried, unit: Double.random(in: 0...1)) else {
+            ended = true
+            lock.unlock()
+            return onLost("\(reason); \(tried) reconnect(s) failed")
+        }
+        attempt += 1
+        lock.unlock()
+        report(.reconnecting(times: tried + 1, reason: reason))
+        let timer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in self?.reconnect() }
+        lock.lock()
+        retryTimer = timer
+        lock.unlock()
+    }
+
+    /// One reconnect try: a fresh connection that, once open, sends the create or join again.
+    private func reconnect() {
+        lock.lock()
+        guard !ended else { return lock.unlock() }
+        lock.unlock()
+        let fresh = makeClient()
+        let url = server.signalURL
+        fresh.connect { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .failure(let error):
+                self.retry(after: "connecting to \(url) failed: \(error)")
+            case .success:
+                self.lock.lock()
+                if self.ended {
+                    self.lock.unlock()
+                    fresh.onClose = nil
+                    return fresh.disconnect()
+                }
+                self.client = fresh
+                self.opened = false
+                self.reopening = true
+                self.lock.unlock()
+                self.open(on: fresh, reply: nil)
+            }
         }
     }
 
@@ -83,6 +245,7 @@ final class LineSession: @unchecked Sendable {
     func send(_ body: @escaping @Sendable (LineClient) -> Void) {
         lock.lock()
         if opened {
+            let client = self.client!
             lock.unlock()
             return body(client)
         }
@@ -90,10 +253,11 @@ final class LineSession: @unchecked Sendable {
         lock.unlock()
     }
 
-    private func open() {
+    private func flushWaiting() {
         lock.lock()
         opened = true
         let queued = waiting
+        let client = self.client!
         waiting = []
         lock.unlock()
         for body in queued { body(client) }
@@ -109,6 +273,9 @@ final class LineSession: @unchecked Sendable {
     /// Sends `token` as the session's new token (renewToken); the answer arrives as
     /// `.tokenRenewed` or `.authFailed`.
     func renew(with token: String) {
+        lock.lock()
+        let client = self.client!
+        lock.unlock()
         client.renewToken(token) { [weak self, report] reply in
             if reply.liveCode == .ok {
                 self?.use(IssuedToken(token: token, uid: AccessToken.peek(token)?.sub ?? "", expiresAt: 0))
@@ -164,6 +331,12 @@ final class LineSession: @unchecked Sendable {
 
     /// Closes the connection and stops the loop. Not on the loop thread (it joins it).
     func close() {
+        lock.lock()
+        ended = true
+        retryTimer?.cancel()
+        retryTimer = nil
+        let client = self.client!
+        lock.unlock()
         // A close asked for is no loss to report.
         client.onClose = nil
         client.disconnect()

@@ -43,7 +43,14 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// A request was refused: its op, the seed code and why (the seed's return value of
     /// the method, e.g. 602 for an accept over the limit). H, G.
     case refused(op: String, code: LiveCode, message: String)
-    /// The signaling connection could not be opened or was lost (code 101). H, G.
+    /// The signaling connection was lost and reconnect try `times` (1, 2, …) is
+    /// scheduled, with the push's backoff. Co-hosting ended with the connection: the
+    /// hoster's mix drops its co-hosts (they come back with `cohostOpened` when the
+    /// server kept the line, or when they apply again after a server restart); a guest's
+    /// co-host push stops and, once `lineResult` 0 arrives again, it may apply again. H, G.
+    case reconnecting(times: Int, reason: String)
+    /// The signaling connection could not be opened, or was lost and every reconnect
+    /// try failed (code 101): the line is gone for this kit. H, G.
     case disconnected(reason: String)
     /// The line's token expires in `seconds` (the server's `tokenWillExpire`); a kit
     /// given a `TokenProvider` renews it by itself, others call `renewLineToken`. H, G.
@@ -73,6 +80,7 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .liveStop: "liveStop"
         case .cohostPush(let event): "cohostPush." + event.name
         case .refused: "refused"
+        case .reconnecting: "lineReconnecting"
         case .disconnected: "disconnected"
         case .tokenWillExpire: "tokenWillExpire"
         case .tokenRenewed: "tokenRenewed"
@@ -118,6 +126,8 @@ public enum LineSessionEvent: Sendable, Equatable {
             }
         case .refused(let op, let code, let message):
             [("op", .text(op)), ("code", .int(code.rawValue)), ("message", .text(message))]
+        case .reconnecting(let times, let reason):
+            [("code", .int(LiveCode.networkDisconnected.rawValue)), ("times", .int(times)), ("reason", .text(reason))]
         case .disconnected(let reason):
             [("code", .int(LiveCode.networkDisconnected.rawValue)), ("reason", .text(reason))]
         case .tokenWillExpire(let seconds):

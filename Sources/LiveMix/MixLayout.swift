@@ -7,7 +7,10 @@
 /// `MixOptions`); every coordinate and size below is then even.
 ///
 /// - `full`: the host is (0, 0, W, H). Tiles are even(W/4) × even(H/4), in a line
-///   along `dir`, `gap` apart. Along each axis the line is anchored by `hor` / `ver`:
+///   along `dir`, `gap` apart; when N such tiles, their gaps and the two pads are longer
+///   than the canvas side they line up on, the tiles shrink to the largest even size
+///   along the line that fits, keeping their shape (the other side is even(along × the
+///   quarter tile's ratio)), so 4 co-hosts fit whatever the pads and gap. Along each axis the line is anchored by `hor` / `ver`:
 ///   left/top puts its near edge at the pad, right/bottom puts its far edge at
 ///   W − horPad / H − verPad, center puts its start at even((W − length) / 2)
 ///   (so a centred line sits at most 2 pixels left of or above the exact centre).
@@ -25,8 +28,12 @@
 ///   even(H/4) (dir = hor) on the side named by `ver` (center counts as bottom). The
 ///   host takes the rest of the canvas. Tiles are even(W/4) × even(H/4), filling the
 ///   strip across exactly (no pad), placed along it as `full` places its line, with the
-///   other axis's anchor, pad and the gap. With no co-hosts there is no strip and the
+///   other axis's anchor, pad and the gap; when they do not fit along the strip they
+///   shrink along it only (they still fill it across). With no co-hosts there is no strip and the
 ///   host fills the canvas.
+///
+/// Capacity: `capacity(...)` is the most co-hosts (up to `maxCohosts`) a canvas, template
+/// and options hold; the hoster offers the line no more than that.
 ///
 /// Fitting: a line of tiles must fit with its pad on both sides
 /// (length + 2·pad ≤ canvas side) on each axis, every tile must keep at least 2x2 pixels
@@ -80,6 +87,19 @@ public struct MixLayout: Equatable, Sendable {
         return rects
     }
 
+    /// The most co-hosts, 0…`maxCohosts`, that `template` shows on this canvas with
+    /// `options` (every count up to it fits); 0 also when even the host alone does not.
+    public static func capacity(canvasWidth: Int, canvasHeight: Int, template: MixTemplate,
+                                options: MixOptions) -> Int {
+        var held = 0
+        for n in 0...maxCohosts {
+            guard (try? rectangles(canvasWidth: canvasWidth, canvasHeight: canvasHeight, template: template,
+                                   cohosts: n, options: options)) != nil else { break }
+            held = n
+        }
+        return held
+    }
+
     /// Options with pads, gap and border rounded up to even.
     struct Effective {
         let hor: MixHorAlign, ver: MixVerAlign, dir: MixDirection
@@ -103,6 +123,9 @@ public struct MixLayout: Equatable, Sendable {
     /// with `pad`, nearest-the-anchor first; throws when they do not fit.
     static func line(count: Int, size: Int, gap: Int, length: Int, pad: Int, anchor: Anchor,
                      axis: String) throws(MixLayout.Error) -> [Int] {
+        guard size >= 2 else {
+            throw .doesNotFit("\(count) tile(s) with \(gap) px gaps and 2×\(pad) px pad \(axis) leave no room in \(length) px")
+        }
         let total = count * size + max(0, count - 1) * gap
         guard total + 2 * pad <= length else {
             throw .doesNotFit("\(count) tile(s) of \(size) px with \(gap) px gaps need \(total) px "
@@ -121,10 +144,24 @@ public struct MixLayout: Equatable, Sendable {
     static func anchor(_ hor: MixHorAlign) -> Anchor { hor == .left ? .start : hor == .center ? .center : .end }
     static func anchor(_ ver: MixVerAlign) -> Anchor { ver == .top ? .start : ver == .center ? .center : .end }
 
+    /// The tile size of `N` (> 0) tiles lined up along `o.dir`: a quarter of the canvas
+    /// each way, or, when N of those with the gaps and both pads are longer than the
+    /// side, the largest even size along the line that fits (`keepShape`: the other side
+    /// shrinks in proportion; otherwise it stays a quarter). May be < 2: `line` refuses it.
+    static func tileSize(_ W: Int, _ H: Int, _ N: Int, _ o: Effective, keepShape: Bool) -> (w: Int, h: Int) {
+        let qw = even(W / 4), qh = even(H / 4)
+        let horizontal = o.dir == .hor
+        let length = horizontal ? W : H, pad = horizontal ? o.horPad : o.verPad, quarter = horizontal ? qw : qh
+        let fitting = max(0, even((length - 2 * pad - (N - 1) * o.gap) / N))
+        guard fitting < quarter else { return (qw, qh) }
+        if horizontal { return (fitting, keepShape ? even(fitting * qh / qw) : qh) }
+        return (keepShape ? even(fitting * qw / qh) : qw, fitting)
+    }
+
     static func full(_ W: Int, _ H: Int, _ N: Int, _ o: Effective) throws(MixLayout.Error) -> [MixRect] {
         let host = MixRect(x: 0, y: 0, w: W, h: H)
         guard N > 0 else { return [host] }
-        let tw = even(W / 4), th = even(H / 4)
+        let (tw, th) = tileSize(W, H, N, o, keepShape: true)
         let xs: [Int], ys: [Int]
         if o.dir == .hor {
             xs = try line(count: N, size: tw, gap: o.gap, length: W, pad: o.horPad, anchor: anchor(o.hor),
@@ -167,7 +204,7 @@ public struct MixLayout: Equatable, Sendable {
 
     static func bigSmall(_ W: Int, _ H: Int, _ N: Int, _ o: Effective) throws(MixLayout.Error) -> [MixRect] {
         guard N > 0 else { return [MixRect(x: 0, y: 0, w: W, h: H)] }
-        let tw = even(W / 4), th = even(H / 4)
+        let (tw, th) = tileSize(W, H, N, o, keepShape: false)
         if o.dir == .ver {
             let left = o.hor == .left
             let host = MixRect(x: left ? tw : 0, y: 0, w: W - tw, h: H)

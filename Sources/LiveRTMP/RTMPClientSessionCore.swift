@@ -11,7 +11,8 @@
 /// Ping requests are answered and acknowledgements sent as the server's window asks.
 /// Confined to the connection's event-loop thread.
 public struct RTMPClientSessionCore {
-    public enum Mode: Sendable, Equatable { case publish, play }
+    /// `probe`: connect only; the flow stops at connect's answer (`connectInformation`).
+    public enum Mode: Sendable, Equatable { case publish, play, probe }
 
     public struct Configuration: Sendable {
         /// The chunk size the client sends with (ffmpeg: 4096 when publishing).
@@ -76,6 +77,9 @@ public struct RTMPClientSessionCore {
     private var createStreamTransaction: Double = 0
     /// The message stream createStream returned (0 before).
     public private(set) var streamID: UInt32 = 0
+    /// The information object of connect's `_result` (code NetConnection.Connect.Success
+    /// and whatever else the server tells about itself); nil before.
+    public private(set) var connectInformation: AMF0Object?
 
     public init(url: RTMPURL, mode: Mode, configuration: Configuration = Configuration()) {
         self.url = url
@@ -99,7 +103,7 @@ public struct RTMPClientSessionCore {
         try encoder.setChunkSize(configuration.chunkSize)
         connectTransaction = nextTransaction()
         let parameters = RTMPConnectParameters(app: url.app, tcUrl: url.tcUrl, flashVer: configuration.flashVer,
-                                               forPlaying: mode == .play)
+                                               forPlaying: mode != .publish)
         try send(.command(.connect(transactionID: connectTransaction, parameters)))
         state = .connecting
     }
@@ -189,8 +193,13 @@ public struct RTMPClientSessionCore {
 
     private mutating func handle(_ command: RTMPCommand, events: inout [Event]) throws {
         switch command {
-        case .result(let t, _, _) where t == connectTransaction && state == .connecting:
+        case .result(let t, _, let information) where t == connectTransaction && state == .connecting:
+            connectInformation = information.objectValue ?? AMF0Object()
             events.append(.connected)
+            if mode == .probe {
+                state = .idle
+                return
+            }
             if mode == .publish {
                 try send(.command(.releaseStream(transactionID: nextTransaction(), streamName: url.streamNameWithQuery)))
                 try send(.command(.fcPublish(transactionID: nextTransaction(), streamName: url.streamNameWithQuery)))
@@ -213,6 +222,8 @@ public struct RTMPClientSessionCore {
                 try send(.command(.play(transactionID: nextTransaction(), streamName: url.streamNameWithQuery)),
                          messageStreamID: id)
                 try send(.userControl(.setBufferLength(streamID: id, milliseconds: configuration.bufferLengthMilliseconds)))
+            case .probe:
+                return
             }
             state = .starting
         case .error(let t, _, let information) where t == connectTransaction || t == createStreamTransaction:

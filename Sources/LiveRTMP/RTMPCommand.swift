@@ -188,12 +188,19 @@ public enum RTMPCommand: Equatable, Sendable {
         return UInt32(id)
     }
 
-    /// The `_result` of a successful connect, as nginx-rtmp answers it.
-    public static func connectResult(transactionID: Double, objectEncoding: Double = 0) -> RTMPCommand {
-        .result(transactionID: transactionID,
-                properties: .object(["fmsVer": "FMS/3,0,1,123", "capabilities": 31]),
-                information: .object(["level": "status", "code": .string(RTMPStatus.Code.connectSuccess),
-                                      "description": "Connection succeeded.", "objectEncoding": .number(objectEncoding)]))
+    /// The `_result` of a successful connect, as nginx-rtmp answers it, with `extra`
+    /// properties after nginx-rtmp's in the information object (a server's own
+    /// announcements; clients that do not know them skip them).
+    public static func connectResult(transactionID: Double, objectEncoding: Double = 0,
+                                     extra: AMF0Object = AMF0Object()) -> RTMPCommand {
+        var information: AMF0Object = ["level": "status", "code": .string(RTMPStatus.Code.connectSuccess),
+                                       "description": "Connection succeeded.", "objectEncoding": .number(objectEncoding)]
+        for property in extra.properties where information[property.name] == nil {
+            information.properties.append(property)
+        }
+        return .result(transactionID: transactionID,
+                       properties: .object(["fmsVer": "FMS/3,0,1,123", "capabilities": 31]),
+                       information: .object(information))
     }
 
     /// The `_result` of createStream carrying the new stream id.

@@ -31,6 +31,9 @@ public struct RTMPServerSessionCore {
         public var maxNameLength: Int
         /// The longest query (after '?') on an app or stream name, in bytes.
         public var maxQueryLength: Int
+        /// Properties added to the information object of connect's `_result` (the relay
+        /// announces its co-host line signaling address there).
+        public var connectAnnouncement = AMF0Object()
 
         public init(chunkSize: Int = 4096, windowAcknowledgementSize: UInt32 = 5_000_000,
                     maxMessageLength: Int = RTMPChunkDecoder.defaultMaxMessageLength,
@@ -285,7 +288,8 @@ public struct RTMPServerSessionCore {
             try send(.setPeerBandwidth(size: configuration.windowAcknowledgementSize, limit: .dynamic))
             try send(.setChunkSize(UInt32(configuration.chunkSize)))
             try encoder.setChunkSize(configuration.chunkSize)
-            try send(.command(.connectResult(transactionID: transactionID, objectEncoding: parameters.objectEncoding ?? 0)))
+            try send(.command(.connectResult(transactionID: transactionID, objectEncoding: parameters.objectEncoding ?? 0,
+                                             extra: configuration.connectAnnouncement)))
             connectParameters = parameters
             events.append(.connected(parameters))
             return

@@ -104,18 +104,28 @@ public final class LineClient: @unchecked Sendable {
     /// createRTCLine: opens the line of `liveId` as its hoster. With tokens, `token`
     /// must allow `line:host` on `liveId`; without, `stream` ("APP/LIVEID") and
     /// `lineKey` prove that this hoster publishes the stream named like the line (see
-    /// `LineGate`).
+    /// `LineGate`). The same create from the same hoster on a new connection reclaims
+    /// its line while the server still holds it. `maxCohosts`: the most co-hosts the
+    /// hoster's mix shows (the line accepts no more; nil: the server's limit).
     @discardableResult
     public func create(liveId: String, userId: String, userData: String = "", liveInfo: String = "", token: String? = nil,
-                       stream: String? = nil, lineKey: String? = nil, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+                       stream: String? = nil, lineKey: String? = nil, maxCohosts: Int? = nil,
+                       reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
-                         stream: stream, lineKey: lineKey), reply: reply)
+                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts), reply: reply)
     }
 
     /// acceptRTCLine: the reply's code is 0, or 602 when the line is full.
     @discardableResult
     public func accept(peerId: String, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         send(LineRequest(op: .accept, peerId: peerId), reply: reply)
+    }
+
+    /// The most co-hosts the hoster's mix now shows (after a template change): later
+    /// accepts past it get 602.
+    @discardableResult
+    public func setMaxCohosts(_ maxCohosts: Int, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .setMaxCohosts, maxCohosts: maxCohosts), reply: reply)
     }
 
     /// rejectRTCLine.

@@ -135,7 +135,7 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .lineNotStarted, "not in a line: create or join one first", to: participant)]
         }
         let isHoster = room.hoster == participant
-        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close]
+        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts]
         let guestOps: Set<LineRequest.Op> = [.apply, .cancel, .leave]
         if hosterOps.contains(request.op), !isHoster {
             return [Self.reply(request, .unauthorized, "only the line's hoster may \(request.op.rawValue)", to: participant)]
@@ -157,10 +157,15 @@ public struct LineRegistry: Sendable {
         case .setAVStatus:
             out = room.setAVStatus(participant, request: request)
         case .accept:
-            out = room.accept(request, maxCohosts: limits.maxCohosts,
-                              pubId: Self.pubIdPrefix + makeToken(16), secret: makeToken(24))
+            out = room.accept(request, pubId: Self.pubIdPrefix + makeToken(16), secret: makeToken(24))
         case .reject:
             out = room.reject(request)
+        case .setMaxCohosts:
+            guard let maxCohosts = request.maxCohosts, maxCohosts >= 0 else {
+                return [Self.reply(request, .invalidParams, "setMaxCohosts needs a maxCohosts of 0 or more", to: participant)]
+            }
+            room.maxCohosts = min(limits.maxCohosts, maxCohosts)
+            out = [Self.reply(request, .ok, to: participant)]
         case .close:
             return [Self.reply(request, .ok, to: participant)] + closeRoom(room, code: .ok, reason: "closed")
         case .message:
@@ -283,17 +288,45 @@ public struct LineRegistry: Sendable {
         if let refusal = checkUser(request) ?? checkLiveInfo(request.liveInfo ?? "") {
             return Self.lineResult(request, .invalidParams, refusal, to: participant)
         }
-        guard rooms[liveId] == nil else {
-            return Self.lineResult(request, .alreadyOpen, "line \(liveId) already has a hoster", to: participant)
+        if let maxCohosts = request.maxCohosts, maxCohosts < 0 {
+            return Self.lineResult(request, .invalidParams, "maxCohosts is \(maxCohosts); it must not be negative", to: participant)
+        }
+        let admission = admit(request, admissionContext(of: participant))
+        if let room = rooms[liveId] {
+            guard case .admitted(let userId, _) = admission, Self.isHoster(of: room, userId: userId, request: request) else {
+                return Self.lineResult(request, .alreadyOpen, "line \(liveId) already has a hoster", to: participant)
+            }
         }
         let member: LineRoom.Member
-        switch admittedMember(request, participant, admit(request, admissionContext(of: participant)), nowMicros: nowMicros) {
+        switch admittedMember(request, participant, admission, nowMicros: nowMicros) {
         case .failure(let refusal): return Self.lineResult(request, refusal.code, refusal.message, to: participant)
         case .success(let admitted): member = admitted
         }
-        rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: request.liveInfo ?? "", sequence: sequence)
         participants[participant]!.liveId = liveId
+        if var room = rooms[liveId] {
+            // The hoster is back: its old connection leaves (closed, as a dead one would be).
+            let old = room.hoster
+            participants[old]?.liveId = nil
+            let out = Self.lineResult(request, .ok, "reclaimed line \(liveId)", to: participant) + room.reclaim(by: member)
+                + [LineDelivery(to: old, .disconnect(reason: "the hoster of line \(liveId) reconnected"))]
+            rooms[liveId] = room
+            return out
+        }
+        let maxCohosts = min(limits.maxCohosts, request.maxCohosts ?? limits.maxCohosts)
+        rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: request.liveInfo ?? "", sequence: sequence,
+                                 maxCohosts: maxCohosts, hosterKey: requiresAdmission ? nil : request.lineKey)
         return Self.lineResult(request, .ok, nil, to: participant) + [.send(LineEvent(.memberCount, total: 1), to: participant)]
+    }
+
+    /// An admitted create comes from the line's own hoster: with tokens, the same user
+    /// (the token's `sub`, allowed `line:host`); without, the same lineKey, which the
+    /// gate found on the stream's live publisher.
+    private static func isHoster(of room: LineRoom, userId: String?, request: LineRequest) -> Bool {
+        if let userId {
+            return room.member(room.hoster)?.userId == userId
+        }
+        guard let key = room.hosterKey, let given = request.lineKey else { return false }
+        return sameToken(key, given)
     }
 
     private mutating func join(_ request: LineRequest, from participant: LineParticipantID, nowMicros: UInt64,

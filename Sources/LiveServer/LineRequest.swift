@@ -6,9 +6,10 @@ import LiveCore
 /// in the `reply` event that answers the request so a kit can match answers.
 ///
 /// Fields per op (the seed method each stands for):
-/// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token;
-///   createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
-///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine)
+/// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token,
+///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
+///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine), `setMaxCohosts` (maxCohosts:
+///   what the mix shows after a template change)
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
@@ -23,7 +24,7 @@ import LiveCore
 /// `lineKey=` in the query it published with (`rtmp://HOST/APP/NAME?lineKey=SECRET`).
 public struct LineRequest: Codable, Equatable, Sendable {
     public enum Op: String, Codable, Sendable, CaseIterable {
-        case create, accept, reject, hangup, close
+        case create, accept, reject, hangup, close, setMaxCohosts
         case join, apply, cancel, leave, setAVStatus
         case message, heartbeat, renewToken
     }
@@ -47,11 +48,16 @@ public struct LineRequest: Codable, Equatable, Sendable {
     public var stream: String?
     /// create without tokens: the `lineKey=` value of the hoster's publish query.
     public var lineKey: String?
+    /// create and setMaxCohosts: the most co-hosts the hoster's mix can show; the line
+    /// then accepts no more (and never more than the server's own limit). nil at create:
+    /// the server's limit.
+    public var maxCohosts: Int?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,
                 userName: String? = nil, header: String? = nil, content: String? = nil,
-                audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil) {
+                audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil,
+                maxCohosts: Int? = nil) {
         self.op = op
         self.id = id
         self.liveId = liveId
@@ -68,6 +74,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         self.video = video
         self.stream = stream
         self.lineKey = lineKey
+        self.maxCohosts = maxCohosts
     }
 
     /// The request as one JSON text message.

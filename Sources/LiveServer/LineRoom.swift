@@ -32,22 +32,50 @@ struct LineRoom: Sendable {
     }
 
     let liveId: String
-    let hoster: LineParticipantID
+    private(set) var hoster: LineParticipantID
     let liveInfo: String
     /// Creation order, for the living list.
     let sequence: UInt64
+    /// The most co-hosts at once: the server's limit, or less when the hoster's mix shows
+    /// fewer (set at create, changed by setMaxCohosts; co-hosts already on stay).
+    var maxCohosts: Int
+    /// Without tokens, the lineKey the hoster created the line with: a create with the
+    /// same key (from the publisher holding it) reclaims the line.
+    let hosterKey: String?
     private(set) var members: [LineParticipantID: Member] = [:]
     private(set) var applications: [Application] = []
     private(set) var cohosts: [Cohost] = []
     /// The member count changed since it was last sent (sent once per tick, not per change).
     private(set) var memberCountChanged = false
 
-    init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64) {
+    init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64, maxCohosts: Int, hosterKey: String? = nil) {
         self.liveId = liveId
         self.hoster = hoster.participant
         self.liveInfo = liveInfo
         self.sequence = sequence
+        self.maxCohosts = maxCohosts
+        self.hosterKey = hosterKey
         members[hoster.participant] = hoster
+    }
+
+    /// The hoster came back on a new connection (its old one lost or not yet noticed
+    /// dead): `member` takes its place, the room and everyone in it stay. The new
+    /// connection learns the line as the old one knew it: the member count, every
+    /// co-host's video (with pubId, so the mix plays it again) and the applications
+    /// still waiting for an answer.
+    mutating func reclaim(by member: Member) -> [LineDelivery] {
+        // It keeps its place in the member pages (first).
+        let place = members.removeValue(forKey: hoster)?.sequence ?? member.sequence
+        hoster = member.participant
+        members[member.participant] = Member(participant: member.participant, userId: member.userId, userData: member.userData,
+                                             sequence: place)
+        let to = member.participant
+        return [.send(LineEvent(.memberCount, total: memberCount), to: to)]
+            + cohosts.map { .send(opened($0, withPubId: true), to: to) }
+            + applications.compactMap { application in
+                members[application.guest].map { .send(LineEvent(.application, peerId: application.peerId, userId: $0.userId,
+                                                                 userData: $0.userData), to: to) }
+            }
     }
 
     /// Everyone in the room, hoster included.
@@ -162,14 +190,14 @@ struct LineRoom: Sendable {
 
     // MARK: hoster requests
 
-    mutating func accept(_ request: LineRequest, maxCohosts: Int, pubId: String, secret: String) -> [LineDelivery] {
+    mutating func accept(_ request: LineRequest, pubId: String, secret: String) -> [LineDelivery] {
         guard let peerId = request.peerId, let application = applications.first(where: { $0.peerId == peerId }) else {
             return [LineRegistry.reply(request, .invalidParams, "no application \(request.peerId ?? "(no peerId)")", to: hoster)]
         }
         guard cohosts.count < maxCohosts else {
             // acceptRTCLine fails when the line is full, and every applicant waiting is
             // told so (onRTCCancelLine 602) instead of waiting for the timeout.
-            var out = [LineRegistry.reply(request, .lineFull, "the line already holds \(maxCohosts) co-hosts", to: hoster)]
+            var out = [LineRegistry.reply(request, .lineFull, "the line already holds \(maxCohosts) co-hosts, its most", to: hoster)]
             for pending in applications {
                 out.append(.send(LineEvent(.applicationResult, code: .lineFull, message: LiveCode.lineFull.message,
                                            reason: "lineFull", peerId: pending.peerId), to: pending.guest))

@@ -2,6 +2,7 @@ import LiveAuth
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 /// The RTMP side of the relay (DESIGN.md §3): accepts publishers and players on LiveNet
 /// event loops, one `RTMPServerSession` per connection, streams in a `StreamRegistry`.
@@ -121,6 +122,7 @@ public final class RTMPServer: Sendable {
     /// Asked before every play of a co-host stream (`line-…`); allows all by default.
     public let playAuthorizer = PlayAuthorizer()
     let registry: StreamRegistry
+    private let announcement = Mutex(AMF0Object())
     // Set once in init, right after the listener exists; sessions reach the server
     // through it only after accept.
     private let listenerBox = ListenerBox()
@@ -159,6 +161,14 @@ public final class RTMPServer: Sendable {
 
     /// Open RTMP connections.
     public var connectionCount: Int { listener.connectionCount }
+
+    /// What connect's `_result` tells every client besides NetConnection.Connect.Success
+    /// (the relay announces its line signaling there: `LineSignalAnnouncement`). Any
+    /// thread; connects from then on carry it.
+    public var connectAnnouncement: AMF0Object {
+        get { announcement.withLock { $0 } }
+        set { announcement.withLock { $0 = newValue } }
+    }
 
     /// Every stream (live or with players waiting), sorted by app and name.
     public func streams() -> [StreamStats] {

@@ -72,15 +72,20 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     init(connection: TCPConnection, server: RTMPServer) {
         self.connection = connection
         self.server = server
-        core = RTMPServerSessionCore(configuration: Self.coreConfiguration(server.configuration))
+        core = RTMPServerSessionCore(configuration: Self.coreConfiguration(server.configuration,
+                                                                           announcement: server.connectAnnouncement))
     }
 
-    static func coreConfiguration(_ configuration: RTMPServer.Configuration) -> RTMPServerSessionCore.Configuration {
-        .init(chunkSize: configuration.chunkSize, windowAcknowledgementSize: configuration.windowAcknowledgementSize,
-              maxMessageLength: configuration.maxMessageLength, maxCommandMessageLength: configuration.maxCommandMessageLength,
-              maxChunkStreams: configuration.maxChunkStreams,
-              maxUnfinishedBytes: configuration.maxUnfinishedBytesPerConnection,
-              maxNameLength: configuration.maxNameLength, maxQueryLength: configuration.maxQueryLength)
+    static func coreConfiguration(_ configuration: RTMPServer.Configuration,
+                                  announcement: AMF0Object = AMF0Object()) -> RTMPServerSessionCore.Configuration {
+        var core = RTMPServerSessionCore.Configuration(
+            chunkSize: configuration.chunkSize, windowAcknowledgementSize: configuration.windowAcknowledgementSize,
+            maxMessageLength: configuration.maxMessageLength, maxCommandMessageLength: configuration.maxCommandMessageLength,
+            maxChunkStreams: configuration.maxChunkStreams,
+            maxUnfinishedBytes: configuration.maxUnfinishedBytesPerConnection,
+            maxNameLength: configuration.maxNameLength, maxQueryLength: configuration.maxQueryLength)
+        core.connectAnnouncement = announcement
+        return core
     }
 
     /// Takes over the accepted connection. Loop thread.

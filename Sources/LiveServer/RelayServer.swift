@@ -106,6 +106,11 @@ public final class RelayServer: Sendable {
                                capacity: configuration.httpCapacity)
             }
             surroundings.http = http
+            // Clients find the line from the RTMP URL they were given: every connect's
+            // answer names the signaling port (and its host when it differs).
+            let httpHost = configuration.httpHost
+            let sameHost = ["0.0.0.0", "::", "", configuration.rtmp.host].contains(httpHost)
+            rtmp.connectAnnouncement = LineSignalAnnouncement(port: Int(http.localPort), host: sameHost ? nil : httpHost).properties
         } catch {
             line.stop()
             group.shutdown()

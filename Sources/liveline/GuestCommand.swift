@@ -123,8 +123,9 @@ enum GuestCommand: Command {
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
-            line = GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
-                                 json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider)
+            line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
+                                     json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider,
+                                     reconnect: configuration.reconnect)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }

@@ -7,7 +7,7 @@ import LiveRTMP
 /// The CLI guest's side of the line: joins, applies when asked, prints the events,
 /// and says when the run should end (a refused application, the line closing).
 final class GuestLineRole: @unchecked Sendable {
-    // @unchecked: `outcome` under `lock`; the kit is thread-safe.
+    // @unchecked: `_outcome` and `rejoining` under `lock`; the kit is thread-safe.
 
     /// How the line part of the run ended.
     enum Outcome: Equatable {
@@ -33,16 +33,23 @@ final class GuestLineRole: @unchecked Sendable {
     private let lock = NSLock()
     private var _outcome: Outcome?
     private var _pushStatus: HosterStatus?
+    /// The line was lost and is being joined again.
+    private var rejoining = false
 
+    /// Throws when the line's signaling cannot be found from `url` (see `LineOptions.server(for:)`).
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
-         json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil) {
+         json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil,
+         reconnect: ReconnectBackoff = ReconnectBackoff()) throws {
         var kitOptions = Guest.Options()
         kitOptions.cohost = cohost
+        // The line and the co-host push retry as the play does (`--reconnect-tries`).
+        kitOptions.reconnect = reconnect
+        kitOptions.cohostPush.backoff = reconnect
         kitOptions.tokenProvider = tokenProvider
         guest = Guest(options: kitOptions)
         self.cohost = cohost
         self.options = options
-        server = options.server(for: url)
+        server = try options.server(for: url)
         self.apply = apply
         self.say = say
         emit = { line in
@@ -88,6 +95,17 @@ final class GuestLineRole: @unchecked Sendable {
             lock.lock()
             _pushStatus = status
             lock.unlock()
+        case .reconnecting:
+            // Co-hosting ended with the connection; once joined again, apply again.
+            lock.lock()
+            rejoining = true
+            lock.unlock()
+        case .lineResult(.ok, _):
+            lock.lock()
+            let again = rejoining && _outcome == nil
+            rejoining = false
+            lock.unlock()
+            if again && apply { guest.applyLine() }
         case .applicationResult(let code, _, let reason) where code != .ok:
             ending = .refused(code, Self.refusal("the application was refused", code, reason))
         case .refused(let op, let code, let message) where op == "apply" || op == "join":

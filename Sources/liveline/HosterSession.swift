@@ -54,6 +54,14 @@ struct HosterSession {
         func summary(error: Error?) {
             report.summary(hoster.pipelineStats, push: push(), elapsed: elapsed(), record: recording, error: error)
         }
+        // The line's signaling is asked from the RTMP server before anything starts.
+        let lineServer: LineServer?
+        do {
+            lineServer = try options.line.flatMap { line in try pushURL.map { try line.server(for: $0) } }
+        } catch {
+            report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: elapsed())
+            throw error
+        }
         if !options.jsonStats, let url = options.url { report.note("pushing to \(url)") }
         do {
             try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
@@ -62,9 +70,9 @@ struct HosterSession {
             throw error
         }
         let lineFailure = LineFailure()
-        if let line = options.line, let url = pushURL {
+        if let line = options.line, let lineServer {
             HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats, failure: lineFailure).start()
-            try hoster.createLine(server: line.server(for: url), liveId: line.liveId, userId: line.userId,
+            try hoster.createLine(server: lineServer, liveId: line.liveId, userId: line.userId,
                                   userData: line.userData, liveInfo: options.liveInfo)
         }
         defer { hoster.closeLine() }

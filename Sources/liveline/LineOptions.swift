@@ -7,14 +7,15 @@ import LiveRTMP
 /// server is, and who this participant is.
 struct LineOptions {
     var liveId: String
-    /// `--signal ws://HOST:PORT/line`; nil: the RTMP URL's host on port 8080.
+    /// `--signal ws://HOST:PORT/line`; nil: where the RTMP server says its line is.
     var signal: String?
     var userId: String
     var userData = ""
 
     static let help = """
-          --signal URL         the line's signaling server, ws://HOST:PORT/line (default: the
-                               RTMP URL's host on liveline serve's HTTP port 8080)
+          --signal URL         the line's signaling server, ws://HOST:PORT/line (default: the one
+                               the RTMP server announces; liveline serve does, other servers
+                               need it; one that disagrees with the announcement is an error)
           --user-id ID         who this participant is in the room
           --user-data TEXT     what the others see with the user id (≤ 512 bytes)
         """
@@ -36,10 +37,29 @@ struct LineOptions {
         return options
     }
 
-    /// The line server for the stream at `url`.
-    func server(for url: RTMPURL) -> LineServer {
-        signal.map { LineServer(signalURL: $0, rtmp: url) } ?? LineServer(rtmp: url)
+    /// The line server for the stream at `url`, asked from the RTMP server itself (a line
+    /// on another server would accept co-hosts whose push this one refuses); throws,
+    /// saying what to pass, when it names none or another than `--signal`.
+    func server(for url: RTMPURL) throws -> LineServer {
+        do throws(LineServer.DiscoveryError) {
+            return try LineServer.discover(rtmp: url, signalURL: signal)
+        } catch {
+            switch error {
+            case .mismatch(_, _, let announced):
+                throw LineSetupError("\(error); pass --signal \(announced) or leave --signal out")
+            case .notAnnounced:
+                throw LineSetupError("\(error): pass --signal ws://HOST:PORT/line")
+            case .unreachable:
+                throw LineSetupError("\(error)")
+            }
+        }
     }
+}
+
+/// The co-host line cannot be set up as asked (exit 1, with what to do about it).
+struct LineSetupError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
 }
 
 /// One line event as a JSON line: `{"event":"application","peerId":…}`.

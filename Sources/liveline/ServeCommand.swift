@@ -22,7 +22,8 @@ enum ServeCommand: Command {
           --max-line-connections N line WebSockets beyond N get a 503 (default 4096)
           --gop-cache-ms MS        longest GOP kept for new players, 0 for headers only (default 10000)
           --loops N                event loop threads (default: one per core)
-          --max-cohosts N          co-hosts on a line besides the hoster (default 3)
+          --max-cohosts N          co-hosts on a line besides the hoster (default 3); a line
+                                   never takes more than its hoster's mix shows (at most 4)
           --apply-timeout S        an unanswered co-host application is cancelled after S seconds (default 30)
           --heartbeat-timeout S    a line participant silent for S seconds counts as gone (default 30)
           --max-members N          members of one line, hoster included; more are refused with 209 (default 1000)

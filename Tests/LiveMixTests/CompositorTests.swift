@@ -156,8 +156,8 @@ private func mismatches(_ out: VideoFrame, _ rects: [MixRect], _ colors: [YUVCol
         #expect(mix.currentLayout.cohosts == 1)
         let after = mix.compose()
         #expect(after.pixel(x: 80, y: 40) == blue && after.pixel(x: 250, y: 40) == red)
-        // A count that does not fit is refused and the layout in use stays.
-        #expect(throws: MixLayout.Error.self) { try mix.setCohostCount(4) }
+        // A count that does not fit (more than a mix holds) is refused and the layout in use stays.
+        #expect(throws: MixLayout.Error.self) { try mix.setCohostCount(5) }
         #expect(mix.currentLayout.cohosts == 1)
         try mix.setLayout(template: .equal, options: options)
         let equal = mix.compose()

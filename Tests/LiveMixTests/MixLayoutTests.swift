@@ -105,14 +105,6 @@ private func R(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ border: Int = 0) -> Mix
                             let options = MixOptions(hor: hor, ver: ver, dir: dir, horPad: horPad, verPad: verPad,
                                                      borderWidth: 2, gap: 8)
                             let label = "\(template.name) \(W)x\(H) N=\(cohosts) \(hor) \(ver) \(dir) pads \(horPad)/\(verPad)"
-                            // Four quarter-size tiles plus gaps exceed the side they line up on.
-                            if template != .equal && cohosts == 4 {
-                                #expect(throws: MixLayout.Error.self, "\(label)") {
-                                    try MixLayout.rectangles(canvasWidth: W, canvasHeight: H, template: template,
-                                                             cohosts: cohosts, options: options)
-                                }
-                                continue
-                            }
                             let rects = try MixLayout.rectangles(canvasWidth: W, canvasHeight: H, template: template,
                                                                  cohosts: cohosts, options: options)
                             try checkRules(rects, W: W, H: H, template: template, cohosts: cohosts,
@@ -144,8 +136,17 @@ private func R(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ border: Int = 0) -> Mix
         case .full:
             #expect(rects[0] == MixRect(x: 0, y: 0, w: W, h: H), "\(label)")
             guard !tiles.isEmpty else { return }
+            // Quarter-size tiles where N of them fit along the line; smaller ones of the same shape where not.
+            let quarter = (w: W / 4 / 2 * 2, h: H / 4 / 2 * 2)
+            let fitsAtQuarter = Self.fitsAtQuarter(cohosts, W: W, H: H, options: o)
             for t in tiles {
-                #expect(t.w == W / 4 / 2 * 2 && t.h == H / 4 / 2 * 2 && t.border == o.borderWidth, "\(label)")
+                #expect(t.w == tiles[0].w && t.h == tiles[0].h && t.border == o.borderWidth, "\(label)")
+                if fitsAtQuarter {
+                    #expect(t.w == quarter.w && t.h == quarter.h, "\(label)")
+                } else {
+                    #expect(t.w < quarter.w && t.h < quarter.h, "\(label)")
+                    #expect(abs(Double(t.w) / Double(t.h) - Double(quarter.w) / Double(quarter.h)) < 0.05, "\(label): shape")
+                }
             }
             try checkAnchors(tiles, W: W, H: H, hor: o.hor, ver: o.ver, horPad: o.horPad, verPad: o.verPad, label)
             try checkOrder(tiles, along: o.dir, hor: o.hor, ver: o.ver, label)
@@ -165,19 +166,29 @@ private func R(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ border: Int = 0) -> Mix
                 return
             }
             let tw = W / 4 / 2 * 2, th = H / 4 / 2 * 2
+            // Along the strip the tiles shrink only when quarter-size ones do not fit.
+            let fitsAtQuarter = Self.fitsAtQuarter(cohosts, W: W, H: H, options: o)
+            let along = tiles[0].w == tw && tiles[0].h == th
+            #expect(along == fitsAtQuarter, "\(label): \(tiles[0])")
             if o.dir == .ver {
                 let stripX = o.hor == .left ? 0 : W - tw
-                #expect(tiles.allSatisfy { $0.x == stripX && $0.w == tw && $0.h == th }, "\(label)")
+                #expect(tiles.allSatisfy { $0.x == stripX && $0.w == tw && $0.h == tiles[0].h && $0.h <= th }, "\(label)")
                 #expect(rects[0] == MixRect(x: o.hor == .left ? tw : 0, y: 0, w: W - tw, h: H), "\(label)")
                 try checkAnchors(tiles, W: W, H: H, hor: nil, ver: o.ver, horPad: 0, verPad: o.verPad, label)
             } else {
                 let stripY = o.ver == .top ? 0 : H - th
-                #expect(tiles.allSatisfy { $0.y == stripY && $0.w == tw && $0.h == th }, "\(label)")
+                #expect(tiles.allSatisfy { $0.y == stripY && $0.h == th && $0.w == tiles[0].w && $0.w <= tw }, "\(label)")
                 #expect(rects[0] == MixRect(x: 0, y: o.ver == .top ? th : 0, w: W, h: H - th), "\(label)")
                 try checkAnchors(tiles, W: W, H: H, hor: o.hor, ver: nil, horPad: o.horPad, verPad: 0, label)
             }
             try checkOrder(tiles, along: o.dir, hor: o.hor, ver: o.ver, label)
         }
+    }
+
+    /// N quarter-size tiles with their gaps and both pads fit the side they line up on.
+    static func fitsAtQuarter(_ n: Int, W: Int, H: Int, options o: MixOptions) -> Bool {
+        let (length, pad, quarter) = o.dir == .hor ? (W, o.horPad, W / 4 / 2 * 2) : (H, o.verPad, H / 4 / 2 * 2)
+        return n * quarter + (n - 1) * o.gap + 2 * pad <= length
     }
 
     /// The outermost tile edge is exactly the pad from the anchored canvas edge; a
@@ -244,6 +255,52 @@ private func R(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ border: Int = 0) -> Mix
             try MixLayout.rectangles(canvasWidth: 1280, canvasHeight: 720, template: .equal, cohosts: 1,
                                      options: MixOptions(gap: -1))
         }
+    }
+
+    // MARK: capacity
+
+    /// Four co-hosts, the most a mix offers (`--cohosts 0-4`, `--mix-test 0..4`), fit in
+    /// every template with the default pads and gap: `full` and `bigSmall` used to refuse
+    /// them at any canvas size (four quarter tiles plus gaps and pads exceed the side).
+    @Test(arguments: MixTemplate.allCases)
+    func fourCohostsFitWithDefaultOptions(template: MixTemplate) throws {
+        for (W, H) in [(1280, 720), (640, 360), (720, 1280), (320, 240)] {
+            for dir in MixDirection.allCases {
+                let options = MixOptions(dir: dir)
+                let rects = try MixLayout.rectangles(canvasWidth: W, canvasHeight: H, template: template, cohosts: 4,
+                                                     options: options)
+                try checkRules(rects, W: W, H: H, template: template, cohosts: 4, options: options,
+                               label: "\(template.name) \(W)x\(H) \(dir.name)")
+                #expect(MixLayout.capacity(canvasWidth: W, canvasHeight: H, template: template, options: options)
+                        == MixLayout.maxCohosts)
+            }
+        }
+    }
+
+    /// The default full column of four: 4×180 + 3×8 + 2×16 = 776 > 720, so tiles shrink to
+    /// even((720 − 32 − 24) / 4) = 166 high and even(166 × 320 / 180) = 294 wide, at
+    /// x = 1280 − 16 − 294 = 970, stacked up from y = 720 − 16 − 166 = 538 in steps of 174.
+    @Test func fullColumnOfFourShrinksToFit() throws {
+        let rects = try MixLayout.rectangles(canvasWidth: 1280, canvasHeight: 720, template: .full, cohosts: 4,
+                                             options: MixOptions())
+        #expect(rects == [R(0, 0, 1280, 720), R(970, 538, 294, 166, 2), R(970, 364, 294, 166, 2),
+                          R(970, 190, 294, 166, 2), R(970, 16, 294, 166, 2)])
+        // The strip of bigSmall keeps its width: only the height shrinks.
+        let strip = try MixLayout.rectangles(canvasWidth: 1280, canvasHeight: 720, template: .bigSmall, cohosts: 4,
+                                             options: MixOptions())
+        #expect(strip == [R(0, 0, 960, 720), R(960, 538, 320, 166, 2), R(960, 364, 320, 166, 2),
+                          R(960, 190, 320, 166, 2), R(960, 16, 320, 166, 2)])
+    }
+
+    @Test func capacityIsTheMostThatFits() {
+        // 16x16 with 16-pixel pads: not even one tile.
+        #expect(MixLayout.capacity(canvasWidth: 16, canvasHeight: 16, template: .full, options: MixOptions()) == 0)
+        // 64x64, no pads, 6-pixel borders: a tile needs 14 px (12 of border + 2 of picture).
+        // A row of three 16-px quarter tiles with 8-px gaps is exactly 64 px; four shrink
+        // to even((64 − 24) / 4) = 10 px, too small for their borders.
+        let options = MixOptions(dir: .hor, horPad: 0, verPad: 0, borderWidth: 6, gap: 8)
+        #expect(MixLayout.capacity(canvasWidth: 64, canvasHeight: 64, template: .full, options: options) == 3)
+        #expect(MixLayout.capacity(canvasWidth: 1280, canvasHeight: 720, template: .equal, options: MixOptions()) == 4)
     }
 
     @Test func fiveCohostsAreTooMany() {

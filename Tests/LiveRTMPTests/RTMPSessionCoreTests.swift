@@ -19,6 +19,25 @@ struct RTMPSessionCoreTests {
         return (clientEvents, serverEvents)
     }
 
+    @Test("connect's _result carries the server's announcement; a probe stops at connect (no createStream)")
+    func connectAnnouncementAndProbe() throws {
+        var configuration = RTMPServerSessionCore.Configuration()
+        configuration.connectAnnouncement = ["lineSignalPort": 8123, "lineSignalPath": "/line", "code": "forged"]
+        var server = RTMPServerSessionCore(configuration: configuration)
+        var client = RTMPClientSessionCore(url: try RTMPURL(parsing: "rtmp://127.0.0.1/live/cam"), mode: .probe)
+        try client.start()
+        let (clientEvents, serverEvents) = try pump(&client, &server)
+        #expect(clientEvents == [.connected])
+        #expect(serverEvents.count == 1)
+        let information = try #require(client.connectInformation)
+        #expect(information["lineSignalPort"]?.numberValue == 8123)
+        #expect(information["lineSignalPath"]?.stringValue == "/line")
+        // An announcement cannot replace the status itself.
+        #expect(information["code"]?.stringValue == RTMPStatus.Code.connectSuccess)
+        // connect only: no createStream went out (a player or publisher is creatingStream here).
+        #expect(client.state == .idle && client.streamID == 0)
+    }
+
     @Test("publish: connect, releaseStream, FCPublish, createStream, publish, metadata and video reach the server")
     func publish() throws {
         let url = try RTMPURL(parsing: "rtmp://127.0.0.1/live/cam?token=abc")

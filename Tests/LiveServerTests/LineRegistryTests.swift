@@ -246,6 +246,75 @@ struct LineRegistryTests {
         #expect(one.reply(one.hoster)?.liveCode == .lineFull)
     }
 
+    @Test("the hoster's mix capacity caps the line: created with maxCohosts 2 under --max-cohosts 6, the third accept gets 602 until setMaxCohosts raises it")
+    func mixCapacityCapsTheLine() throws {
+        var h = H(limits: LineLimits(maxCohosts: 6))
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", maxCohosts: 2))
+        #expect(h.event(h.hoster, .lineResult)?.liveCode == .ok)
+        for n in 1...3 { h.send(H.guest(UInt64(n)), LineRequest(op: .join, liveId: "room", userId: "g\(n)")) }
+        for n in 1...2 { _ = try h.cohost(UInt64(n)) }
+        let third = try h.apply(3)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: third))
+        #expect(h.reply(h.hoster)?.liveCode == .lineFull)
+        #expect(h.event(H.guest(3), .applicationResult)?.liveCode == .lineFull)
+        // The hoster's template changes to one showing three: the line takes a third.
+        h.send(H.guest(1), LineRequest(op: .setMaxCohosts, maxCohosts: 6))
+        #expect(h.reply(H.guest(1))?.liveCode == .unauthorized)
+        h.send(h.hoster, LineRequest(op: .setMaxCohosts, maxCohosts: -1))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .setMaxCohosts, maxCohosts: 3))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        _ = try h.cohost(3)
+        // A capacity above the server's limit does not raise it; a negative one is refused.
+        var capped = H(limits: LineLimits(maxCohosts: 1))
+        capped.send(capped.hoster, LineRequest(op: .create, liveId: "room", userId: "host", maxCohosts: 4))
+        capped.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
+        capped.send(H.guest(2), LineRequest(op: .join, liveId: "room", userId: "g2"))
+        _ = try capped.cohost(1)
+        let second = try capped.apply(2)
+        capped.send(capped.hoster, LineRequest(op: .accept, peerId: second))
+        #expect(capped.reply(capped.hoster)?.liveCode == .lineFull)
+        var negative = H()
+        negative.send(negative.hoster, LineRequest(op: .create, liveId: "room", userId: "host", maxCohosts: -1))
+        #expect(negative.event(negative.hoster, .lineResult)?.liveCode == .invalidParams)
+    }
+
+    @Test("a returning hoster reclaims its line on a new connection (same lineKey, or same token user); anyone else gets 604")
+    func hosterReclaimsItsLine() throws {
+        var h = H()
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", stream: "live/room", lineKey: "K"))
+        for n in 1...2 { h.send(H.guest(UInt64(n)), LineRequest(op: .join, liveId: "room", userId: "g\(n)")) }
+        let (peer1, pub1) = try h.cohost(1)
+        let waiting = try h.apply(2)
+        // Someone else naming the line (another key, or none) is refused.
+        let stranger = LineParticipantID(50)
+        h.send(stranger, LineRequest(op: .create, liveId: "room", userId: "host", stream: "live/room", lineKey: "other"))
+        #expect(h.event(stranger, .lineResult)?.liveCode == .alreadyOpen)
+        // The hoster, back on a new connection with its key, gets the line as it was.
+        let back = LineParticipantID(2)
+        h.send(back, LineRequest(op: .create, liveId: "room", userId: "host", stream: "live/room", lineKey: "K"))
+        #expect(h.event(back, .lineResult)?.liveCode == .ok)
+        #expect(h.event(back, .memberCount)?.total == 3)
+        let opened = try #require(h.event(back, .cohostOpened))
+        #expect(opened.peerId == peer1 && opened.pubId == pub1)
+        #expect(h.event(back, .application)?.peerId == waiting)
+        #expect(h.last.contains { $0.reaches(h.hoster) && $0.action == .disconnect(reason: "the hoster of line room reconnected") })
+        // The new connection is the hoster now; the old one's end closes nothing.
+        h.send(back, LineRequest(op: .accept, peerId: waiting))
+        #expect(h.event(H.guest(2), .applicationResult)?.liveCode == .ok)
+        h.last = h.registry.disconnect(h.hoster)
+        #expect(h.events(H.guest(1)).isEmpty)
+        #expect(h.registry.memberPage(liveId: "room", page: 1)?.members.map(\.role) == ["hoster", "cohost", "cohost"])
+
+        // With tokens: the same user reclaims; another user allowed line:host does not.
+        var t = H()
+        t.send(t.hoster, LineRequest(op: .create, liveId: "room"), admission: .admitted(userId: "alice", expiresAtMicros: nil))
+        t.send(LineParticipantID(3), LineRequest(op: .create, liveId: "room"), admission: .admitted(userId: "mallory", expiresAtMicros: nil))
+        #expect(t.event(LineParticipantID(3), .lineResult)?.liveCode == .alreadyOpen)
+        t.send(LineParticipantID(4), LineRequest(op: .create, liveId: "room"), admission: .admitted(userId: "alice", expiresAtMicros: nil))
+        #expect(t.event(LineParticipantID(4), .lineResult)?.liveCode == .ok)
+    }
+
     @Test("an unanswered application times out with a reason for both sides")
     func applicationTimeout() throws {
         var h = H(limits: LineLimits(applyTimeout: .seconds(30), heartbeatTimeout: .seconds(1000)))

@@ -20,6 +20,8 @@ struct MetricsTests {
         let refused = try TestSocket(port: relay.httpPort)
         #expect(refused.closesWithin(2))
         held.close()
+        // The server must have seen it go, or the request below is refused (and counted) too.
+        #expect(eventually(5) { relay.http.listener.connectionCount == 0 })
         var lines: [String] = []
         #expect(eventually(5) {
             guard let page = try? httpGet(port: relay.httpPort, "/metrics"), page.status == 200 else { return false }

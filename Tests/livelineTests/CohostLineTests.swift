@@ -138,11 +138,76 @@ struct CohostLineTests {
                                        "--accept", "none", "--signal", signal, "--duration", "20")
         #expect(refused.status == 3, "stderr: \(refused.stderr)")
         #expect(refused.stderr.contains("the co-host line was not opened: code 104"), "stderr: \(refused.stderr)")
-        // No signaling server at all.
-        let lost = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "mine",
-                                    "--accept", "none", "--signal", "ws://127.0.0.1:9/line", "--duration", "20")
-        #expect(lost.status == 1, "stderr: \(lost.stderr)")
-        #expect(lost.stderr.contains("the co-host line was lost"), "stderr: \(lost.stderr)")
+        // A signaling address that is not the RTMP server's: refused before anything
+        // starts, saying what to pass.
+        let elsewhere = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "mine",
+                                         "--accept", "none", "--signal", "ws://127.0.0.1:9/line", "--duration", "20")
+        #expect(elsewhere.status == 1, "stderr: \(elsewhere.stderr)")
+        #expect(elsewhere.stderr.contains("pass --signal \(signal) or leave --signal out"), "stderr: \(elsewhere.stderr)")
+    }
+
+    @Test("host and guest find the line from the RTMP URL (the relay names its signaling in connect's answer), on any HTTP port; a --signal of another server fails with exit 1 and what to pass")
+    func signalingFromTheRTMPURL() throws {
+        let server = try Server()
+        let decoy = try Server()
+        let url = server.url("found")
+        // No --signal: the line opens on the server of the RTMP URL, whatever its HTTP port.
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "found",
+                                     "--accept", "auto", "--stats", "json", "--duration", "30"])
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil,
+                "\(hoster.names)")
+        let guest = try KitProcess(["guest", url, "--apply", "--no-play", "--source", "color:red", "--size", "160x90",
+                                    "--user-id", "red", "--stats", "json", "--duration", "30"])
+        defer { guest.stop() }
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "applicationResult" && $0["code"] as? Int == 0 } != nil,
+                "\(guest.names)")
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "cohostPush.ok" } != nil, "\(guest.names)")
+        // The decoy's signaling with this server's RTMP URL: the line would be the decoy's.
+        let wrong = "ws://127.0.0.1:\(decoy.httpPort)/line"
+        for command in ["host", "guest"] {
+            let extra = command == "host" ? ["--line", "found2", "--source", "color:white", "--size", "160x90"] : ["--apply", "--no-play"]
+            let result = try CLI.run(CLI.liveline, [command, server.url("found2")] + extra + ["--signal", wrong, "--duration", "10"])
+            #expect(result.status == 1, "\(command) stderr: \(result.stderr)")
+            #expect(result.stderr.contains("pass --signal ws://127.0.0.1:\(server.httpPort)/line"), "\(command) stderr: \(result.stderr)")
+        }
+    }
+
+    @Test("serve killed and back on the same ports under a running line: the hoster's line reconnects and is created again, the co-host applies again and is back, a newcomer is accepted; no --signal anywhere")
+    func serverRestartUnderTheLine() throws {
+        let server = try Server()
+        let url = server.url("back")
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "160x90", "--line", "back", "--accept", "auto",
+                                     "--stats", "json", "--duration", "90"])
+        defer { hoster.stop() }
+        func count(_ process: KitProcess, _ event: String, code: Int? = nil) -> Int {
+            process.events.filter { $0.object["event"] as? String == event && (code == nil || $0.object["code"] as? Int == code) }.count
+        }
+        func waitForCount(_ n: Int, _ process: KitProcess, _ event: String, code: Int? = nil, timeout: Double = 30) -> Bool {
+            process.waitFor(timeout: timeout) { _ in count(process, event, code: code) >= n } != nil
+        }
+        #expect(waitForCount(1, hoster, "lineResult", code: 0, timeout: 10))
+        let guest = try KitProcess(["guest", url, "--apply", "--no-play", "--source", "color:red", "--size", "160x90",
+                                    "--user-id", "red", "--stats", "json", "--duration", "90"])
+        defer { guest.stop() }
+        #expect(waitForCount(1, guest, "applicationResult", code: 0, timeout: 10), "\(guest.names)")
+        #expect(waitForCount(1, hoster, "cohostOpened", timeout: 10))
+
+        kill(server.background.process.processIdentifier, SIGKILL)
+        server.background.process.waitUntilExit()
+        #expect(waitForCount(1, hoster, "lineReconnecting", timeout: 10), "\(hoster.names)")
+        let restarted = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:\(server.rtmpPort)",
+                                                      "--http", "127.0.0.1:\(server.httpPort)"])
+        defer { restarted.stop() }
+        _ = try restarted.waitForLine(prefix: "ready")
+
+        #expect(waitForCount(2, hoster, "lineResult", code: 0), "\(hoster.names)")
+        #expect(waitForCount(2, guest, "applicationResult", code: 0), "\(guest.names)")
+        #expect(waitForCount(2, hoster, "cohostOpened"), "\(hoster.names)")
+        let newcomer = try CLI.liveline("guest", url, "--apply", "--no-play", "--source", "color:green", "--size", "160x90",
+                                        "--user-id", "green", "--stats", "json", "--duration", "4")
+        #expect(newcomer.stdout.contains("\"event\":\"applicationResult\",\"code\":0"), "stdout: \(newcomer.stdout) stderr: \(newcomer.stderr)")
+        #expect(!hoster.names.contains("disconnected") && hoster.process.isRunning, "\(hoster.names)")
     }
 
     @Test("with tokens: hoster and guest each by a --token-command open, join, co-host and mix; a guest without a token gets 213")

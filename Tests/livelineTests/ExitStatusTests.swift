@@ -15,29 +15,19 @@ struct ExitStatusTests {
 
     // MARK: - runtime failures and refusals
 
-    @Test("guest --apply with no signaling server: exit 1 with the reason, at once")
-    func applyWithoutSignaling() throws {
-        let started = Date()
-        let result = try CLI.liveline("guest", "rtmp://127.0.0.1:1/live/x", "--apply", "--no-play",
-                                      "--signal", "ws://127.0.0.1:9/line", "--duration", "30")
-        // Before: exit 0 after the whole duration.
-        #expect(result.status == 1, "stderr: \(result.stderr)")
-        #expect(result.stderr.contains("the co-host line was lost"), "stderr: \(result.stderr)")
-        #expect(Date().timeIntervalSince(started) < 20)
-    }
-
     @Test("an accepted co-host whose push fails: exit 1 with cohostPush.failed, not 0")
     func cohostPushFails() throws {
         let server = try Server()
         defer { server.background.stop() }
-        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
         let hoster = try KitProcess(["host", server.url("room"), "--source", "color:white", "--size", "160x90", "--line", "room",
-                                     "--accept", "auto", "--signal", signal, "--stats", "json"])
+                                     "--accept", "auto", "--stats", "json"])
         defer { hoster.stop() }
         #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
-        // The line is reachable, the RTMP side of the co-host's URL is not: its push cannot start.
+        // The guest finds the line through the proxy (its first connection); its push, the
+        // next one, finds nobody listening there.
+        let proxy = try OneShotProxy(upstreamPort: server.rtmpPort)
         let started = Date()
-        let guest = try CLI.liveline("guest", "rtmp://127.0.0.1:1/live/room", "--apply", "--no-play", "--signal", signal,
+        let guest = try CLI.liveline("guest", "rtmp://127.0.0.1:\(proxy.port)/live/room", "--apply", "--no-play",
                                      "--source", "color:red", "--size", "160x90", "--stats", "json", "--duration", "30")
         #expect(guest.status == 1, "stderr: \(guest.stderr)")
         #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":0"), "stdout: \(guest.stdout)")
@@ -240,5 +230,62 @@ struct ExitStatusTests {
         #expect((summary["recordError"] as? String)?.contains("No space left on device") == true, "\(summary)")
         let first = Self.objects(result.stdout).map { $0["event"] as? String }
         #expect(Array(first.prefix(2)) == ["ok", "firstFrame"], "\(first)")
+    }
+}
+
+/// Forwards the first connection to `upstreamPort` on loopback and then stops listening,
+/// so every later connection is refused.
+final class OneShotProxy: @unchecked Sendable {
+    // @unchecked: only `port`, immutable; the sockets belong to the threads it starts.
+    let port: Int
+
+    init(upstreamPort: Int) throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = Self.loopback(port: 0)
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        let listening = bound == 0 ? listen(listener, 1) : -1
+        try #require(listening == 0, "listen: errno \(errno)")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) }
+        }
+        port = Int(UInt16(bigEndian: address.sin_port))
+        Thread.detachNewThread {
+            let client = accept(listener, nil, nil)
+            close(listener)
+            guard client >= 0 else { return }
+            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            var upstream = Self.loopback(port: UInt16(upstreamPort))
+            let connected = withUnsafePointer(to: &upstream) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard connected == 0 else {
+                close(client)
+                return
+            }
+            Thread.detachNewThread { Self.pump(from: server, to: client) }
+            Self.pump(from: client, to: server)
+        }
+    }
+
+    private static func pump(from source: Int32, to destination: Int32) {
+        var buffer = [UInt8](repeating: 0, count: 16384)
+        while true {
+            let n = recv(source, &buffer, buffer.count, 0)
+            if n <= 0 { break }
+            if buffer.withUnsafeBytes({ send(destination, $0.baseAddress, n, Int32(MSG_NOSIGNAL)) }) != n { break }
+        }
+        shutdown(source, Int32(SHUT_RDWR))
+        shutdown(destination, Int32(SHUT_RDWR))
+    }
+
+    private static func loopback(port: UInt16) -> sockaddr_in {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        return address
     }
 }

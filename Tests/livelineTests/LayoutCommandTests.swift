@@ -51,24 +51,26 @@ struct LayoutCommandTests {
         #expect(!result.stderr.isEmpty)
     }
 
-    @Test("host --mix-test 3 records the four colours at the rectangles layout prints", arguments: ["full", "equal", "bigSmall"])
-    func mixTest(template: String) throws {
+    /// 4 test co-hosts fit every template too (full and bigSmall shrink their tiles to fit).
+    @Test("host --mix-test 3 and 4 record the colours at the rectangles layout prints",
+          arguments: ["full", "equal", "bigSmall"], [3, 4])
+    func mixTest(template: String, count: Int) throws {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("mix.flv").path
         let common = ["--hor", "right", "--ver", "bottom", "--dir", "ver", "--border", "4"]
         let result = try CLI.run(CLI.liveline, ["host", "--source", "color:white", "--size", "640x360", "--duration", "1.5",
-                                                "--bitrate", "3000", "--mix", template, "--mix-test", "3",
+                                                "--bitrate", "3000", "--mix", template, "--mix-test", String(count),
                                                 "--record", file] + common)
         #expect(result.status == 0, "stderr: \(result.stderr)")
-        let rects = try Self.layout(["--canvas", "640x360", "--template", template, "--cohosts", "3"] + common)
-        #expect(rects.count == 4)
+        let rects = try Self.layout(["--canvas", "640x360", "--template", template, "--cohosts", String(count)] + common)
+        #expect(rects.count == 1 + count)
         let rgb = try CLI.rgbFrame(file, index: 40, width: 640, height: 360)
         func pixel(_ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
             let i = (y * 640 + x) * 3
             return (Int(rgb[i]), Int(rgb[i + 1]), Int(rgb[i + 2]))
         }
-        let expected: [(r: Int, g: Int, b: Int)] = [(255, 255, 255), (255, 0, 0), (0, 255, 0), (0, 0, 255)]
+        let expected: [(r: Int, g: Int, b: Int)] = [(255, 255, 255), (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 0)]
         for (rect, colour) in zip(rects, expected) {
             // The centre of the rectangle, and a point just inside its border.
             for (x, y) in [(rect.x + rect.w / 2, rect.y + rect.h / 2),
