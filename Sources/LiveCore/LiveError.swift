@@ -54,10 +54,15 @@ public enum LiveCode: Int, Sendable, CaseIterable {
 public struct LiveError: Error, CustomStringConvertible, Equatable, Sendable {
     public let code: LiveCode
     public let detail: String
+    /// The answer of a server that refused (a publish, a play, a token), as opposed to
+    /// no answer at all or a local failure that carries the same code (a token provider
+    /// that failed is 202 as well). The command line exits with 3 for a refusal.
+    public let isRefusal: Bool
 
-    public init(_ code: LiveCode, _ detail: String) {
+    public init(_ code: LiveCode, _ detail: String, isRefusal: Bool = false) {
         self.code = code
         self.detail = detail
+        self.isRefusal = isRefusal
     }
 
     public var description: String { "\(detail) (code \(code.rawValue): \(code.message))" }

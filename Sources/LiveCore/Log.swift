@@ -144,21 +144,8 @@ final class LogWriter: @unchecked Sendable {
     }
 
     private func writeAll(_ text: String) {
-        let bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { raw in
-                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
-            }
-            if written > 0 {
-                offset += written
-            } else if written < 0, errno == EINTR {
-                continue
-            } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                usleep(1000)  // a non-blocking stderr: this thread may wait, nobody else does
-            } else {
-                return  // closed or broken: nothing more can be said there
-            }
-        }
+        // Closed or broken: nothing more can be said there; this thread may wait out a
+        // non-blocking stderr, nobody else does.
+        _ = Array(text.utf8).withUnsafeBytes { Descriptor.writeAll(fd, $0) }
     }
 }

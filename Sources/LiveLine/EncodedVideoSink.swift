@@ -23,6 +23,7 @@ public final class RecordingSink: EncodedVideoSink {
         guard lower.hasSuffix(".flv") || lower.hasSuffix(".mp4") else {
             throw LiveError(.invalidParams, "recording '\(path)': the file name must end in .flv or .mp4")
         }
+        try OutputFile.checkWritable(path, what: "recording")
         self.path = path
     }
 

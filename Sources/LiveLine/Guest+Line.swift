@@ -182,7 +182,7 @@ extension Guest {
                 lock.lock()
                 cohostPipeline = nil
                 lock.unlock()
-                reportLine(.cohostPush(.failed(.networkDisconnected)))
+                reportLine(.cohostPush(.failed((error as? LiveError)?.code ?? .networkDisconnected)))
             }
         }
     }

@@ -4,7 +4,9 @@ import LiveCore
 /// for a normal session: `ok`, `firstFrame`, `status` once a second, `closed`; a stall
 /// adds `buffering(0)` … `buffering(100)`, a lost connection `reconnecting(times:)`.
 public enum GuestEvent: Sendable, Equatable {
-    /// Connected and playing; the picture is on its way (seed: onRtmpPlayerOk).
+    /// Connected and playing (seed: onRtmpPlayerOk). Servers, liveline serve and
+    /// nginx-rtmp among them, also answer the play of a name nobody publishes (yet) so:
+    /// `firstFrame` says the stream is there, `closed(102)` after the timeout that it is not.
     case ok
     /// The first decoded frame, with its size (seed: onRtmpPlayerStart).
     case firstFrame(width: Int, height: Int)
@@ -18,8 +20,11 @@ public enum GuestEvent: Sendable, Equatable {
     /// The recording (`recordPath`) stopped on a failed write, e.g. a full disk: the file
     /// keeps what was written and playing goes on (LiveLine's own).
     case recordingFailed(message: String)
-    /// Playing ended: `.ok` after stopPlay or when the hoster stopped, 101 when the
-    /// retries were used up, another code when the server refused (seed: onRtmpPlayerClosed:).
+    /// Playing ended: `.ok` after stopPlay or when the hoster stopped; 102 (live error)
+    /// when the server refused the play or nothing was published there within the
+    /// timeout (a missing stream); 101 when the connection failed or its retries were
+    /// used up; a file's or the decoder's code when an output failed (seed:
+    /// onRtmpPlayerClosed:).
     case closed(LiveCode)
 
     /// The event's name in the CLI's JSON lines.

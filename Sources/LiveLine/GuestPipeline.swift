@@ -134,7 +134,12 @@ public final class GuestPipeline: @unchecked Sendable {
         if let path = configuration.snapshotPath, !path.lowercased().hasSuffix(".png") {
             throw LiveError(.invalidParams, "snapshot '\(path)': the file name must end in .png")
         }
+        // Both are written late (the recording from the first keyframe, the snapshot at
+        // the end): a path that cannot be written is found now, not after the run.
+        if let path = configuration.recordPath { try OutputFile.checkWritable(path, what: "recording") }
+        if let path = configuration.snapshotPath { try OutputFile.checkWritable(path, what: "snapshot") }
     }
+
 
     /// The figures so far (any thread).
     public var stats: GuestStats {
@@ -567,11 +572,22 @@ public final class GuestPipeline: @unchecked Sendable {
             player.waitUntilClosed(timeout: .seconds(2))
         }
         loop?.shutdown()
+        // A recording that cannot be closed (a full disk) failed like one whose write
+        // failed: reported as such, not as the end of playing.
+        if let recorder {
+            do {
+                try recorder.finish()
+            } catch {
+                stopRecording(recorder, after: error)
+            }
+        }
         do {
-            try recorder?.finish()
             if let path = configuration.snapshotPath, let frame = lastFrame {
                 let image = try Scaler().rgbaImage(from: frame)
                 try ImageFile.writePNG(image, path: path)
+                lock.lock()
+                _stats.snapshotWritten = true
+                lock.unlock()
             }
         } catch {
             if failure == nil { failure = error }
@@ -584,7 +600,10 @@ public final class GuestPipeline: @unchecked Sendable {
         let code: LiveCode = switch failure {
         case nil: .ok
         case let error as LiveError: error.code
-        case Error.player(.rejected)?: .liveError
+        // The server refused the play (its code: 213 no token, 104 not allowed, else 102),
+        // or nothing was published there within the timeout (102).
+        case Error.player(let error)?: error.refusalCode ?? .networkDisconnected
+        case Error.noVideo?: .liveError
         default: .networkDisconnected
         }
         onEvent?(.closed(code))

@@ -40,6 +40,8 @@ public struct GuestStats: Sendable, Equatable {
     /// Why the recording stopped before the end (a failed write, e.g. a full disk); nil
     /// while it goes on. Playing goes on without it.
     public var recordingError: String?
+    /// The snapshot (`snapshotPath`) was written at the end of the run.
+    public var snapshotWritten = false
 
     public init() {}
 }

@@ -149,7 +149,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             current = nil
             lock.unlock()
             // A refusal carries its own code; 100 (network error) is for what never got an answer.
-            if let refused = (error as? RTMPClientError)?.refusalCode { throw LiveError(refused, "RTMP publish refused: \(error)") }
+            if let refused = (error as? RTMPClientError)?.refusalCode { throw LiveError(refused, "RTMP publish refused: \(error)", isRefusal: true) }
             throw LiveError(.networkError, "RTMP publish failed: \(error)")
         }
         sendHeaders(publisher, stream: stream)
@@ -259,7 +259,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             lock.unlock()
             guard isCurrent, !stop, everPublished else { return }
             if case .rejected(_, let status) = error, status.code != RTMPStatus.Code.publishBadName {
-                giveUp(error.refusalCode ?? .liveError, "RTMP publish refused: \(error)")
+                giveUp(error.refusalCode ?? .liveError, "RTMP publish refused: \(error)", isRefusal: true)
             } else {
                 // BadName on a reconnect is worth another try: the relay may still hold the
                 // name for this hoster's own dead connection until that has been silent for
@@ -316,9 +316,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         return closing
     }
 
-    private func giveUp(_ code: LiveCode, _ detail: String) {
+    private func giveUp(_ code: LiveCode, _ detail: String, isRefusal: Bool = false) {
         lock.lock()
-        finalFailure = LiveError(code, detail)
+        finalFailure = LiveError(code, detail, isRefusal: isRefusal)
         lock.unlock()
         onEvent?(.failed(code))
     }

@@ -130,15 +130,10 @@ public final class Y4MWriter {
     }
 
     private func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == EPIPE { throw Error.readerClosed(path: path) }
-                throw Error.write(path: path, errno: errno)
-            }
-            done += n
+        switch Descriptor.writeAll(fd, bytes) {
+        case 0: return
+        case EPIPE: throw Error.readerClosed(path: path)
+        case let code: throw Error.write(path: path, errno: code)
         }
     }
 }

@@ -19,10 +19,10 @@ extension Command {
             return try run(&arguments)
         } catch let error as UsageError {
             printError("liveline \(name): \(error.message)\nRun 'liveline \(name) --help' for the options.")
-            return 2
+            return ExitStatus.usage
         } catch {
             printError("liveline \(name): \(error)")
-            return 1
+            return ExitStatus.of(error)
         }
     }
 }
@@ -47,12 +47,14 @@ final class StopSignals {
 }
 
 func printError(_ message: String, terminator: String = "\n") {
-    FileHandle.standardError.write(Data((message + terminator).utf8))
+    CommandOutput.standardError.write(message + terminator)
 }
 
-/// Writes one line to stdout at once (stats lines must not interleave or sit in a buffer).
-func printLine(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+/// Writes one line to stdout at once (stats lines must not interleave or sit in a
+/// buffer); false when stdout's reader has gone (see `CommandOutput`).
+@discardableResult
+func printLine(_ line: String) -> Bool {
+    CommandOutput.standardOutput.write(line + "\n")
 }
 
 /// A compact JSON object from ordered key/value pairs (stable key order for people reading it).

@@ -57,9 +57,11 @@ enum GuestCommand: Command {
           --say TEXT           send a message to the room after joining
         \(LineOptions.help)
         \(TokenOption.help)
-        With --line the run also ends when the hoster hangs up or closes the line; the
-        line's events print as JSON lines with --stats json ({"event":"applicationResult",
-        "code":0,...}, "cohostOpened", "message", "memberCount", ...).
+        With --no-play the run also ends when the hoster hangs up or closes the line
+        (exit status 0); with --line, a line that cannot be reached or is lost, or a
+        co-host push that fails, ends the run with 1. The line's events print as JSON
+        lines with --stats json ({"event":"applicationResult", "code":0,...},
+        "cohostOpened", "message", "memberCount", ...).
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -117,7 +119,7 @@ enum GuestCommand: Command {
         configuration.bufferTargetMilliseconds = bufferMs == 0 ? nil : bufferMs
         if let tries { configuration.reconnect.maxTries = tries }
         configuration.tokenProvider = tokenProvider
-        let report = GuestReport(json: json, toStandardError: y4m == "-")
+        let report = GuestReport(json: json, toStandardError: y4m == "-", url: url.description)
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
@@ -138,27 +140,28 @@ struct GuestSession {
     var line: GuestLineRole?
     var play = true
 
-    /// The exit status of a refused co-host application.
-    static let refusedStatus: Int32 = 3
-
     func run() throws -> Int32 {
-        // A y4m reader that goes away must end the run, not kill the process.
-        signal(SIGPIPE, SIG_IGN)
         if !play, let line { return try runLineOnly(line) }
-        let pipeline = try GuestPipeline(configuration: configuration)
-        if report.json {
-            pipeline.onEvent = { event in
-                switch event {
-                case .ok, .buffering, .reconnecting, .closed, .firstFrame, .recordingFailed: report.event(event)
-                case .status: break  // its figures are in the stats line
-                }
-            }
+        let pipeline: GuestPipeline
+        do {
+            pipeline = try GuestPipeline(configuration: configuration)
+        } catch {
+            report.failedAtStart(error, configuration: configuration)
+            throw error
         }
+        pipeline.onEvent = { [report, weak pipeline] event in report.event(event, error: { pipeline?.error }) }
         let signals = StopSignals { pipeline.stop() }
         defer { withExtendedLifetime(signals) {} }
+        // `| head -2` has what it wanted: the run ends as if stopped.
+        if report.json, !report.toStandardError { CommandOutput.standardOutput.whenReaderGone { pipeline.stop() } }
 
         let started = Clock.monotonicMicros()
-        try pipeline.start()
+        do {
+            try pipeline.start()
+        } catch {
+            report.failedAtStart(error, configuration: configuration)
+            throw error
+        }
         try line?.start()
         var previous = pipeline.stats
         var previousTime = started
@@ -190,28 +193,33 @@ struct GuestSession {
                        reason: pipeline.endReason, configuration: configuration, error: failure)
         line?.finish()
         if let failure { throw failure }
+        if let recordingError = pipeline.stats.recordingError {
+            // Playing went on without it, but what was asked for was not done.
+            printError("liveline guest: \(recordingError)")
+            return ExitStatus.failure
+        }
         return Self.status(line?.outcome)
     }
 
-    /// A refused application ends the run; so does a hung-up co-host that does not play.
+    /// A refused application or a failed line ends the run; a hung-up co-host that
+    /// plays goes on playing.
     private static func endsRun(_ outcome: GuestLineRole.Outcome) -> Bool {
-        if case .refused = outcome { return true }
-        return false
+        switch outcome {
+        case .refused, .failed: true
+        case .ended: false
+        }
     }
 
     private static func status(_ outcome: GuestLineRole.Outcome?) -> Int32 {
-        guard case .refused(let code, let reason)? = outcome else { return 0 }
-        printError("liveline guest: application refused: code \(code.rawValue) (\(code.message))\(reasonText(reason))")
-        return refusedStatus
-    }
-
-    /// The reason of a refusal in words; nothing when the code's message says it already.
-    private static func reasonText(_ reason: String) -> String {
-        switch reason {
-        // 605 is the anyRTC SDK's "is stopped"; LiveLine's server sends it when time runs out.
-        case "timeout": ": the hoster did not answer in time"
-        case "", "rejected", "lineFull": ""
-        default: ", \(reason)"
+        switch outcome {
+        case .refused(_, let message)?:
+            printError("liveline guest: \(message)")
+            return ExitStatus.refused
+        case .failed(let message)?:
+            printError("liveline guest: \(message)")
+            return ExitStatus.failure
+        case .ended?, nil:
+            return ExitStatus.ok
         }
     }
 
@@ -222,6 +230,7 @@ struct GuestSession {
         let stop = DispatchSemaphore(value: 0)
         let signals = StopSignals { stop.signal() }
         defer { withExtendedLifetime(signals) {} }
+        if report.json, !report.toStandardError { CommandOutput.standardOutput.whenReaderGone { stop.signal() } }
         let pushReport = StatsReport(json: report.json, configuration: line.cohost)
         let started = Clock.monotonicMicros()
         try line.start()
@@ -244,30 +253,37 @@ struct GuestSession {
         }
         let ended = Clock.monotonicMicros()
         line.finish()
-        pushReport.summary(pushed, push: line.pushStatus, elapsed: Double(ended - (pushStarted ?? ended)) / 1e6, record: nil)
+        pushReport.summary(pushed, push: line.pushStatus, elapsed: Double(ended - (pushStarted ?? ended)) / 1e6, record: nil,
+                           error: nil)
         return Self.status(line.outcome)
     }
 }
 
 /// Formats the guest's figures for people (stderr) or programs (JSON lines).
-struct GuestReport {
+struct GuestReport: Sendable {
     let json: Bool
     /// Standard output carries video (`--y4m -`): every report line goes to stderr.
     let toStandardError: Bool
+    let url: String
     private let terminal = isatty(STDERR_FILENO) == 1
 
-    init(json: Bool, toStandardError: Bool) {
+    init(json: Bool, toStandardError: Bool, url: String) {
         self.json = json
         self.toStandardError = toStandardError
+        self.url = url
     }
 
-    private func emitJSON(_ line: String) {
-        if toStandardError { printError(line) } else { printLine(line) }
+    /// One JSON line to stdout (stderr with `--y4m -`); `orStandardError`: to stderr
+    /// when stdout's reader has gone, so the summary is still seen.
+    private func emitJSON(_ line: String, orStandardError: Bool = false) {
+        if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
     }
 
     func tick(_ stats: GuestStats, previous: GuestStats, player: RTMPPlayer.Stats, seconds: Double, elapsed: Double) {
         let fps = Double(stats.frames - previous.frames) / max(seconds, 1e-6)
         let kbps = player.receiveRate * 8 / 1000
+        // Connected but no picture yet: the stream may not be published (yet).
+        let waiting = stats.firstFrameMs == nil
         if json {
             emitJSON(jsonLine([
                 "event": "stats", "time": elapsed, "frames": stats.frames, "fps": fps, "width": stats.width,
@@ -275,24 +291,29 @@ struct GuestReport {
                 "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
                 "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
                 "cacheMs": player.bufferedMilliseconds, "skipped": stats.skippedPackets + stats.silentFrames,
-                "reconnects": stats.reconnects,
+                "reconnects": stats.reconnects, "waiting": waiting,
             ]))
+        } else if waiting {
+            let line = String(format: "%6.1fs  waiting for the stream", elapsed)
+            printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         } else {
             var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s  cache %d ms", elapsed, stats.frames,
                               fps, stats.width, stats.height, kbps, player.bufferedMilliseconds)
-            let skipped = stats.skippedPackets + stats.silentFrames
-            if skipped > 0 { line += "  skipped \(skipped)" }
-            if stats.reconnects > 0 { line += "  reconnects \(stats.reconnects)" }
+            for (name, count) in Self.losses(stats) { line += "  \(name) \(count)" }
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
             }
-            if stats.droppedPackets > 0 { line += "  dropped \(stats.droppedPackets)" }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         }
     }
 
-    /// One play event as a JSON line.
-    func event(_ event: GuestEvent) {
+    /// One play event: a JSON line, or for people the connect. `error`: why the run
+    /// ended, for `closed`.
+    func event(_ event: GuestEvent, error: () -> Error?) {
+        guard json else {
+            if case .ok = event { printError("liveline guest: connected to \(url), waiting for the stream") }
+            return
+        }
         switch event {
         case .firstFrame(let width, let height):
             emitJSON(jsonLine(["event": event.name, "width": width, "height": height]))
@@ -303,13 +324,32 @@ struct GuestReport {
         case .recordingFailed(let message):
             emitJSON(jsonLine(["event": event.name, "message": message]))
         case .closed(let code):
-            emitJSON(jsonLine(["event": event.name, "code": code.rawValue]))
-        case .status(let status):
-            emitJSON(jsonLine(["event": event.name, "cacheMs": status.cacheMilliseconds,
-                               "bytesPerSecond": status.bytesPerSecond, "reconnects": status.reconnects]))
+            emitJSON(jsonLine(["event": event.name, "code": code.rawValue,
+                               "message": error().map { "\($0)" } ?? code.message]))
+        case .status:
+            break  // its figures are in the stats line
         case .ok:
-            emitJSON(jsonLine(["event": event.name]))
+            // The SDK's onRtmpPlayerOk: connected and playing, which says nothing yet
+            // about a stream being published; `firstFrame` says that.
+            emitJSON(jsonLine(["event": event.name, "message": "connected, waiting for the stream"]))
         }
+    }
+
+    /// What the status lines and the summary both count, when it happened at all:
+    /// frames latency control skipped, reconnects, packets dropped before decoding.
+    private static func losses(_ stats: GuestStats) -> [(String, Int)] {
+        [("skipped", stats.skippedPackets + stats.silentFrames), ("reconnects", stats.reconnects),
+         ("dropped", stats.droppedPackets)].filter { $0.1 > 0 }
+    }
+
+    /// A run that never started (an output that cannot be written, no token): the kit
+    /// reported nothing, so a program reading the JSON lines still gets `closed` with
+    /// the error (seed: onRtmpPlayerClosed) and a summary. People get the error alone.
+    func failedAtStart(_ error: Error, configuration: GuestPipeline.Configuration) {
+        guard json else { return }
+        emitJSON(jsonLine(["event": "closed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue,
+                           "message": "\(error)"]))
+        summary(GuestStats(), player: RTMPPlayer.Stats(), elapsed: 0, reason: .failed, configuration: configuration, error: error)
     }
 
     func summary(_ stats: GuestStats, player: RTMPPlayer.Stats, elapsed: Double, reason: GuestPipeline.EndReason?,
@@ -319,9 +359,12 @@ struct GuestReport {
         case .frameLimit: "frames"
         case .duration: "duration"
         case .streamEnded: "stream ended"
-        case .stopped: "stopped"
+        case .stopped: json && !toStandardError && CommandOutput.standardOutput.isReaderGone ? "output closed" : "stopped"
         case .failed, nil: "failed"
         }
+        // Only what was really written: not a snapshot or recording that failed or never began.
+        let snapshot = stats.snapshotWritten ? configuration.snapshotPath : nil
+        let record = stats.recordedPackets > 0 && stats.recordingError == nil ? configuration.recordPath : nil
         if json {
             emitJSON(jsonLine([
                 "event": "summary", "url": configuration.url.description, "frames": stats.frames,
@@ -332,9 +375,8 @@ struct GuestReport {
                 "keyframes": stats.keyframes, "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
                 "skipped": stats.skippedPackets + stats.silentFrames, "reconnects": stats.reconnects,
                 "bytes": player.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
-                "snapshot": configuration.snapshotPath, "record": configuration.recordPath,
-                "recordError": stats.recordingError,
-            ]))
+                "snapshot": snapshot, "record": record, "recordError": stats.recordingError,
+            ]), orStandardError: true)
         } else {
             if terminal { printError("") }
             var line = "done (\(ended)): " + String(format: "%d frames of %dx%d in %.1fs (%.1f fps)", stats.frames,
@@ -343,8 +385,15 @@ struct GuestReport {
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: ", latency p50 %.1f ms p95 %.1f ms", p50, p95)
             }
-            if let snapshot = configuration.snapshotPath, stats.frames > 0 { line += ", snapshot \(snapshot)" }
-            if let record = configuration.recordPath { line += stats.recordingError.map { ", \($0)" } ?? ", recorded to \(record)" }
+            for (name, count) in Self.losses(stats) { line += ", \(name) \(count)" }
+            if let snapshot { line += ", snapshot \(snapshot)" }
+            if let error = stats.recordingError {
+                line += ", \(error)"
+            } else if let record {
+                line += ", recorded to \(record)"
+            } else if let path = configuration.recordPath {
+                line += ", nothing recorded to \(path)"
+            }
             printError(line)
         }
     }

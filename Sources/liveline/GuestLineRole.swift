@@ -11,9 +11,14 @@ final class GuestLineRole: @unchecked Sendable {
 
     /// How the line part of the run ended.
     enum Outcome: Equatable {
-        /// The application was answered with a non-zero code (601, 602, 605).
+        /// Refused by the line or the server: the application (601 rejected, 602 full,
+        /// 605 timed out), the join (604, 104, 213…), the token (212), the co-host push.
+        /// Ends the run with status 3.
         case refused(LiveCode, String)
-        /// Co-hosting or the line ended (hung up, line closed, connection lost).
+        /// The signaling could not be reached or was lost, or the co-host push failed.
+        /// Ends the run with status 1.
+        case failed(String)
+        /// Co-hosting or the line ended normally (hung up, line closed).
         case ended(String)
     }
 
@@ -102,17 +107,22 @@ final class GuestLineRole: @unchecked Sendable {
             lock.unlock()
             if again && apply { guest.applyLine() }
         case .applicationResult(let code, _, let reason) where code != .ok:
-            ending = .refused(code, reason)
+            ending = .refused(code, Self.refusal("the application was refused", code, reason))
         case .refused(let op, let code, let message) where op == "apply" || op == "join":
-            ending = .refused(code, message)
+            ending = .refused(code, Self.refusal("the line refused \(op)", code, message))
         case .hungUp(let reason):
             ending = .ended("hung up by the hoster (\(reason))")
         case .lineLeave(_, let reason):
             ending = .ended("the line closed (\(reason))")
         case .disconnected(let reason):
-            ending = .ended(reason)
+            ending = .failed("the co-host line was lost: \(reason)")
         case .authFailed(.authTimeout, let message):
-            ending = .ended(message)
+            ending = .refused(.authTimeout, Self.refusal("the line ended the session", .authTimeout, message))
+        // Codes only a server's refusal carries (202 and 212 may be the token provider's own).
+        case .cohostPush(.failed(let code)) where [.liveError, .unauthorized, .tokenMustBeVerified].contains(code):
+            ending = .refused(code, Self.refusal("the server refused the co-host push", code, ""))
+        case .cohostPush(.failed(let code)):
+            ending = .failed("the co-host push failed: code \(code.rawValue) (\(code.message))")
         default:
             break
         }
@@ -120,5 +130,19 @@ final class GuestLineRole: @unchecked Sendable {
         lock.lock()
         if _outcome == nil { _outcome = ending }
         lock.unlock()
+    }
+
+    private static func refusal(_ what: String, _ code: LiveCode, _ reason: String) -> String {
+        "\(what): code \(code.rawValue) (\(code.message))" + reasonText(reason, code: code)
+    }
+
+    /// The reason of a refusal in words; nothing when the code's message says it already.
+    private static func reasonText(_ reason: String, code: LiveCode) -> String {
+        switch reason {
+        // 605 is the anyRTC SDK's "is stopped"; LiveLine's server sends it when time runs out.
+        case "timeout": ": the hoster did not answer in time"
+        case "", "rejected", "lineFull", code.message: ""
+        default: ", \(reason)"
+        }
     }
 }

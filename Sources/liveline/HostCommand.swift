@@ -41,7 +41,8 @@ enum HostCommand: Command {
                                this stream by the --mix template. A server without
                                tokens opens it only for the publisher of the stream
                                named LIVE_ID (the push gets a random ?lineKey= to prove
-                               it); if the line is refused or lost the run ends with 1
+                               it); a line refused ends the run with 3, one that
+                               cannot be reached or is lost with 1
           --accept MODE        auto (or all): accept every applicant; none: reject every
                                one; manual (default): print each application and read
                                commands from stdin: accept PEER | reject PEER |

@@ -17,8 +17,18 @@ struct HosterSession {
         var kitOptions = Hoster.Options()
         kitOptions.configuration = options.configuration
         kitOptions.push = options.push
-        let hoster = try Hoster(options: kitOptions)
         let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
+        let started = Clock.monotonicMicros()
+        let elapsed = { Double(Clock.monotonicMicros() - started) / 1e6 }
+        let hoster: Hoster
+        let recording: RecordingSink?
+        do {
+            hoster = try Hoster(options: kitOptions)
+            recording = try options.record.map { try RecordingSink(path: $0) }
+        } catch {
+            report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: elapsed())
+            throw error
+        }
         if options.jsonStats {
             hoster.onEvent = { event in
                 switch event {
@@ -28,6 +38,8 @@ struct HosterSession {
                 case .status: break  // its figures are in the stats line
                 }
             }
+            // `| head -2` has what it wanted: the run ends as if stopped.
+            CommandOutput.standardOutput.whenReaderGone { hoster.requestStop() }
         } else if let url = options.url {
             hoster.onEvent = { event in report.pushEvent(event, url: url) }
         }
@@ -35,15 +47,28 @@ struct HosterSession {
         let signals = StopSignals { hoster.requestStop() }
         defer { withExtendedLifetime(signals) {} }
 
-        let started = Clock.monotonicMicros()
-        let extra: [EncodedVideoSink] = try options.record.map { [try RecordingSink(path: $0)] } ?? []
         // With a line, the push carries the lineKey that proves this hoster publishes the
         // line's stream (servers without tokens let only that publisher create the line).
         let pushURL = options.line == nil ? options.url : options.url.map(LineServer.hosterPushURL)
+        let push: () -> HosterStatus? = { options.url == nil ? nil : hoster.pushStatus }
+        func summary(error: Error?) {
+            report.summary(hoster.pipelineStats, push: push(), elapsed: elapsed(), record: recording, error: error)
+        }
         // The line's signaling is asked from the RTMP server before anything starts.
-        let lineServer = try options.line.flatMap { line in try pushURL.map { try line.server(for: $0) } }
+        let lineServer: LineServer?
+        do {
+            lineServer = try options.line.flatMap { line in try pushURL.map { try line.server(for: $0) } }
+        } catch {
+            report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: elapsed())
+            throw error
+        }
         if !options.jsonStats, let url = options.url { report.note("pushing to \(url)") }
-        try hoster.startPush(url: pushURL, extraSinks: extra, frameLimit: options.frameLimit)
+        do {
+            try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
+        } catch {
+            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed())
+            throw error
+        }
         let lineFailure = LineFailure()
         if let line = options.line, let lineServer {
             HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats, failure: lineFailure).start()
@@ -53,41 +78,52 @@ struct HosterSession {
         defer { hoster.closeLine() }
         var previous = hoster.pipelineStats
         var previousTime = started
-        while try !hoster.wait(seconds: 1) {
-            let now = Clock.monotonicMicros()
-            let stats = hoster.pipelineStats
-            report.tick(stats, previous: previous, push: options.url == nil ? nil : hoster.pushStatus,
-                        seconds: Double(now - previousTime) / 1e6, elapsed: Double(now - started) / 1e6)
-            previous = stats
-            previousTime = now
+        do {
+            while try !hoster.wait(seconds: 1) {
+                let now = Clock.monotonicMicros()
+                let stats = hoster.pipelineStats
+                report.tick(stats, previous: previous, push: push(), seconds: Double(now - previousTime) / 1e6,
+                            elapsed: Double(now - started) / 1e6)
+                previous = stats
+                previousTime = now
+            }
+        } catch {
+            // The push's retries ran out (or a sink failed): the summary still comes.
+            summary(error: error)
+            throw error
         }
-        report.summary(hoster.pipelineStats, push: options.url == nil ? nil : hoster.pushStatus,
-                       elapsed: Double(Clock.monotonicMicros() - started) / 1e6, record: options.record)
-        if let failure = lineFailure.message {
-            printError("liveline host: \(failure)")
-            return 1
+        summary(error: nil)
+        if let failure = lineFailure.failure {
+            printError("liveline host: \(failure.message)")
+            return failure.status
         }
-        return 0
+        if let recording, let failure = recording.failure {
+            // The push went on without it, but what was asked for was not done.
+            printError("liveline host: recording to \(recording.path) stopped: \(failure)")
+            return ExitStatus.failure
+        }
+        return ExitStatus.ok
     }
 }
 
 /// Why the co-host line could not be opened or was lost: the run then ends with an
 /// error instead of going on without the line it was asked for.
 final class LineFailure: @unchecked Sendable {
-    // @unchecked: `text` is touched only while holding `lock`.
+    // @unchecked: `first` is touched only while holding `lock`.
     private let lock = NSLock()
-    private var text: String?
+    private var first: (message: String, status: Int32)?
 
-    var message: String? {
+    /// The first failure and its exit status.
+    var failure: (message: String, status: Int32)? {
         lock.lock()
         defer { lock.unlock() }
-        return text
+        return first
     }
 
-    /// Keeps the first failure.
-    func record(_ message: String) {
+    /// Keeps the first failure: `status` 3 when the line refused, 1 when it was lost.
+    func record(_ message: String, status: Int32) {
         lock.lock()
-        if text == nil { text = message }
+        if first == nil { first = (message, status) }
         lock.unlock()
     }
 }
@@ -108,10 +144,13 @@ struct HostLineRole {
             // A line refused or lost ends the run with an error, never silently.
             switch event {
             case .lineResult(let code, let message) where code != .ok:
-                failure.record("the co-host line was not opened: code \(code.rawValue) (\(message))")
+                failure.record("the co-host line was not opened: code \(code.rawValue) (\(message))", status: ExitStatus.refused)
                 hoster.requestStop()
-            case .disconnected(let reason), .authFailed(.authTimeout, let reason):
-                failure.record("the co-host line was lost: \(reason)")
+            case .authFailed(.authTimeout, let reason):
+                failure.record("the co-host line ended the session: \(reason)", status: ExitStatus.refused)
+                hoster.requestStop()
+            case .disconnected(let reason):
+                failure.record("the co-host line was lost: \(reason)", status: ExitStatus.failure)
                 hoster.requestStop()
             default:
                 break
@@ -231,7 +270,7 @@ struct StatsReport {
             ]))
         } else {
             var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s (target %d)  dropped %d  encode %.1f ms",
-                              elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, stats.dropped + (push?.droppedFrames ?? 0),
+                              elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, Self.dropped(stats, push),
                               stats.encodeMsPerFrame)
             if let push {
                 line += "  delay \(push.delayMilliseconds) ms"
@@ -257,23 +296,51 @@ struct StatsReport {
         }
     }
 
-    func summary(_ stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: String?) {
+    /// A run that never started (no source, no logo, no file, no server): the kit
+    /// reported nothing, so a program reading the JSON lines still gets the failure
+    /// (seed: onRtmpStreamFailed) and a summary. People get the error alone.
+    func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double) {
+        guard json else { return }
+        printLine(jsonLine(["event": "failed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue, "message": "\(error)"]))
+        // Nothing was recorded: no "record" names a file.
+        summary(stats, push: push, elapsed: elapsed, record: nil, error: error)
+    }
+
+    /// The final figures; `record` names the file only when the recording did not fail,
+    /// `error` is what ended the run. On stderr when stdout's reader has gone.
+    func summary(_ stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: RecordingSink?, error: Error?) {
         let kbps = elapsed > 0 ? Double(stats.bytes) * 8 / 1000 / elapsed : 0
+        let recorded = record?.failure == nil ? record?.path : nil
+        let recordError = record?.failure.map { "recording to \(record!.path) stopped: \($0)" }
         if json {
-            printLine(jsonLine([
+            let line = jsonLine([
                 "event": "summary", "frames": stats.encoded, "seconds": elapsed,
                 "fps": elapsed > 0 ? Double(stats.encoded) / elapsed : 0, "bitrateKbps": kbps, "bytes": stats.bytes,
                 "width": configuration.width, "height": configuration.height, "dropped": stats.dropped,
                 "keyframes": stats.keyframes, "filterMs": stats.filterMsPerFrame,
-                "encodeMs": stats.encodeMsPerFrame, "record": record, "targetKbps": stats.bitrateKbps,
-                "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
-            ]))
+                "encodeMs": stats.encodeMsPerFrame, "record": recorded, "recordError": recordError,
+                "targetKbps": stats.bitrateKbps, "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
+                "error": error.map { "\($0)" },
+            ])
+            if !printLine(line) { printError(line) }
         } else {
             if terminal { printError("") }
-            let line = String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
+            var line = String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
                               stats.encoded, configuration.width, configuration.height, elapsed,
-                              elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, stats.dropped)
-            printError(line + (record.map { ", recorded to \($0)" } ?? ""))
+                              elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, Self.dropped(stats, push))
+            if let reconnects = push?.reconnects, reconnects > 0 { line += ", \(reconnects) reconnects" }
+            if let recordError {
+                line += ", \(recordError)"
+            } else if let recorded {
+                line += ", recorded to \(recorded)"
+            }
+            printError(line)
         }
+    }
+
+    /// Frames lost on the way, as the status line and the summary both count them:
+    /// before the encoder (it fell behind) and by the push (congestion, while disconnected).
+    private static func dropped(_ stats: PipelineStats, _ push: HosterStatus?) -> Int {
+        stats.dropped + (push?.droppedFrames ?? 0)
     }
 }

@@ -21,12 +21,22 @@ let usage = """
       --help     show this text
 
     Run 'liveline <command> --help' for the options of a command.
+
+    Exit status: 0 done (also when the reader of stdout went away), 1 a runtime failure
+    (network, file, device, a push or line that failed), 2 a usage error, 3 refused by
+    the line or the server (601, 602, 604, 605, a refused token, publish or play).
     """
+
+// A reader that goes away (`| head`, Ctrl-C in a pipeline) must end a run cleanly, not
+// kill the process: SIGPIPE is caught and dropped, so the write fails with EPIPE, which
+// each output handles. Caught, not ignored: programs started from here (--token-command)
+// get it back at its default, where an ignored signal would be inherited.
+signal(SIGPIPE) { _ in }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 guard let command = arguments.first else {
-    FileHandle.standardError.write(Data((usage + "\n").utf8))
-    exit(2)
+    printError(usage)
+    exit(ExitStatus.usage)
 }
 let rest = Array(arguments.dropFirst())
 let status: Int32
@@ -44,8 +54,8 @@ case "--version", "version":
     print("liveline 0.1.0")
     status = 0
 default:
-    FileHandle.standardError.write(Data("liveline: unknown command '\(command)'\n\n\(usage)\n".utf8))
-    status = 2
+    printError("liveline: unknown command '\(command)'\n\n\(usage)")
+    status = ExitStatus.usage
 }
 Log.flush()
 exit(status)

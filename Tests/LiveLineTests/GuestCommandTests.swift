@@ -13,6 +13,20 @@ struct GuestCommandTests {
         #expect(missing.status == 2)
     }
 
+    @Test("guest --apply whose line signaling cannot be reached: exit 1 with the reason, not 0")
+    func applyWithoutSignaling() throws {
+        // nginx-rtmp names no line, so --signal is taken as given; nothing listens there.
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let started = Date()
+        let result = try Peers.run(Peers.liveline, ["guest", nginx.url("x"), "--apply", "--no-play", "--reconnect-tries", "0",
+                                                    "--signal", "ws://127.0.0.1:\(try Peers.freePort())/line", "--duration", "30"])
+        // Before: exit 0 after the whole duration.
+        #expect(result.status == 1, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("the co-host line was lost"), "stderr: \(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 20)
+    }
+
     @Test("connection refused: exit 1 with the reason and the URL")
     func refused() throws {
         let port = try Peers.freePort()

@@ -121,17 +121,22 @@ struct GuestPipelineTests {
         #expect(events.value.contains(.recordingFailed(message: failure)))
     }
 
-    @Test("a guest of an unpublished name ends with an error naming the URL, not a hang")
+    @Test("a guest of an unpublished name ends with an error naming the URL, not a hang, and closes with 102 (live error)")
     func unpublishedStream() throws {
         let nginx = try Peers.NginxRTMP()
         defer { nginx.stop() }
         var configuration = GuestPipeline.Configuration(url: try RTMPURL(parsing: nginx.url("nobody")))
         configuration.timeout = .milliseconds(500)
         let guest = try GuestPipeline(configuration: configuration)
+        let events = Locked<[GuestEvent]>([])
+        guest.onEvent = { event in events.update { $0.append(event) } }
         try guest.start()
         let error = try #require(throws: GuestPipeline.Error.self) { try guest.wait(seconds: 10) }
         #expect("\(error)".contains(nginx.url("nobody")))
         #expect("\(error)".contains("no video"))
         #expect(guest.endReason == .failed)
+        // Connected (the server answers the play), then the missing stream, as the anyRTC
+        // SDK's onRtmpPlayerClosed reports it. Before: 101, network disconnected.
+        #expect(events.value == [.ok, .closed(.liveError)], "\(events.value)")
     }
 }

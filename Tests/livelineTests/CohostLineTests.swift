@@ -129,14 +129,14 @@ struct CohostLineTests {
         #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":601"), "stdout: \(guest.stdout)")
     }
 
-    @Test("host --line fails loudly (exit 1, the code on stderr) when the line cannot be opened, instead of running without it")
+    @Test("host --line fails loudly when the line cannot be opened (exit 3, the code on stderr) or reached (exit 1), instead of running without it")
     func lineRefusedFailsLoudly() throws {
         let server = try Server()
         let signal = "ws://127.0.0.1:\(server.httpPort)/line"
         // Line "other" is not this hoster's stream: the server refuses it (104).
         let refused = try CLI.liveline("host", server.url("mine"), "--source", "color:white", "--size", "160x90", "--line", "other",
                                        "--accept", "none", "--signal", signal, "--duration", "20")
-        #expect(refused.status == 1, "stderr: \(refused.stderr)")
+        #expect(refused.status == 3, "stderr: \(refused.stderr)")
         #expect(refused.stderr.contains("the co-host line was not opened: code 104"), "stderr: \(refused.stderr)")
         // A signaling address that is not the RTMP server's: refused before anything
         // starts, saying what to pass.

@@ -1,0 +1,30 @@
+import Foundation
+import Glibc
+import LiveCore
+
+/// A file a run writes late (the guest's snapshot at its end, a recording from the
+/// first keyframe), checked when the run is set up so that a path that cannot be
+/// written is an error at once, not after the run.
+enum OutputFile {
+    /// Throws unless the file `path` can be created or overwritten: it is no folder and
+    /// is writable when it exists, its folder exists and is writable when it does not.
+    /// `what` names it in the message ("snapshot", "recording"). Creates nothing.
+    static func checkWritable(_ path: String, what: String) throws {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT != S_IFDIR else { throw LiveError(.invalidParams, "\(what) '\(path)' is a folder") }
+            guard access(path, W_OK) == 0 else {
+                throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written: \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        let parent = (path as NSString).deletingLastPathComponent
+        let folder = parent.isEmpty ? "." : parent
+        guard stat(folder, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else {
+            throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written: there is no folder '\(folder)'")
+        }
+        guard access(folder, W_OK) == 0 else {
+            throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written in '\(folder)': \(String(cString: strerror(errno)))")
+        }
+    }
+}
