@@ -3,6 +3,8 @@
 #   free_port              a free TCP port on 127.0.0.1
 #   bench_workspace        $work (a temporary folder) and $pids, both cleaned up on exit;
 #                          a script may define on_cleanup for more
+#   base_checkout BASE           $base_tree: $BASE_TREE when set (built there), else a clone
+#                          of this checkout at commit BASE in $work
 #   nginx_rtmp_conf DIR PORT CONNECTIONS
 #                          writes DIR/nginx.conf: nginx-rtmp with 1 worker, live on,
 #                          chunk size 4096, listening on 127.0.0.1:PORT
@@ -22,6 +24,16 @@ bench_cleanup() {
   wait 2>/dev/null || true
   rm -rf "$work"
   if declare -F on_cleanup >/dev/null; then on_cleanup; fi
+}
+
+base_checkout() {
+  if [[ -n ${BASE_TREE:-} ]]; then
+    base_tree=$BASE_TREE
+  else
+    base_tree=$work/base
+    git clone -q "$(pwd)" "$base_tree"
+    git -C "$base_tree" checkout -q "$1"
+  fi
 }
 
 nginx_rtmp_conf() {

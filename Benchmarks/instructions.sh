@@ -20,13 +20,7 @@ base=${1:-d46c5ce}
 here=$(pwd)
 bench_workspace
 
-if [[ -n ${BASE_TREE:-} ]]; then
-  base_tree=$BASE_TREE
-else
-  base_tree=$work/base
-  git clone -q "$here" "$base_tree"
-  git -C "$base_tree" checkout -q "$base"
-fi
+base_checkout "$base"
 
 # Instructions of one command (its output discarded).
 ir() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null | sed -n 's/.*I   refs: *//p' | tr -d ,; }

@@ -33,13 +33,7 @@ if [ ! -s "$recording" ]; then
   exit 2
 fi
 
-if [[ -n ${BASE_TREE:-} ]]; then
-  base_tree=$BASE_TREE
-else
-  base_tree=$work/base
-  git clone -q "$here" "$base_tree"
-  git -C "$base_tree" checkout -q "$base"
-fi
+base_checkout "$base"
 for tree in "$base_tree" "$here"; do
   (cd "$tree" && swift build -c release --product liveline >/dev/null)
 done

@@ -251,13 +251,4 @@ struct LineKitTests {
         }
         #expect(relay.line.memberPage(liveId: "sec", page: 1)?.members.map(\.userId) == ["host"])
     }
-
-    private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        repeat {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        } while Date() < deadline
-        return false
-    }
 }

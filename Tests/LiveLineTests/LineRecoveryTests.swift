@@ -260,13 +260,4 @@ struct LineRecoveryTests {
             #expect(LineSignalAnnouncement(information: bad) == nil, "\(bad)")
         }
     }
-
-    private func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        repeat {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.02)
-        } while Date() < deadline
-        return false
-    }
 }

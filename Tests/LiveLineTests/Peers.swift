@@ -156,3 +156,13 @@ enum Peers {
         try FFprobe.firstVideoStream(path, format: format)
     }
 }
+
+/// Polls `condition` every 20 ms until it holds (true) or `seconds` pass (false).
+func eventually(_ seconds: Double = 5, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    repeat {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    } while Date() < deadline
+    return false
+}

@@ -1,4 +1,5 @@
 import Foundation
+import LiveTestSupport
 import Testing
 
 /// A `liveline` (or peer) process running beside a test, stopped when the test ends.
@@ -60,4 +61,23 @@ struct Server {
     }
 
     func url(_ stream: String) -> String { "rtmp://127.0.0.1:\(rtmpPort)/live/\(stream)" }
+
+    /// Players of `stream` on this serve's `/api/streams` (0 when it cannot be asked).
+    func players(of stream: String) -> Int {
+        guard let page = try? ProcessOutput.run("/usr/bin/curl", ["-s", "--max-time", "2", "http://127.0.0.1:\(httpPort)/api/streams"]),
+              let list = try? JSONSerialization.jsonObject(with: page.stdout) as? [[String: Any]] else { return 0 }
+        return list.first { $0["name"] as? String == stream }?["players"] as? Int ?? 0
+    }
+
+    /// Kills this serve with SIGKILL (no goodbye to anyone), waits `pause` seconds and
+    /// starts a new one on the same RTMP port, with `extra` options; HTTP on `http`
+    /// (0: any free port). Returns the new serve once it is ready.
+    func killAndRestart(after pause: Double = 1, http: Int = 0, _ extra: [String] = []) throws -> Background {
+        kill(background.process.processIdentifier, SIGKILL)
+        background.process.waitUntilExit()
+        Thread.sleep(forTimeInterval: pause)
+        let restarted = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:\(rtmpPort)", "--http", "127.0.0.1:\(http)"] + extra)
+        _ = try restarted.waitForLine(prefix: "ready")
+        return restarted
+    }
 }

@@ -180,6 +180,21 @@ final class TroubleProxy: @unchecked Sendable {
 
     deinit { close() }
 
+    /// A socket connected to 127.0.0.1:`port`, or nil (closed) when the connect failed.
+    static func connect(toPort port: Int) -> Int32? {
+        let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = loopback(port: UInt16(port))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            Glibc.close(server)
+            return nil
+        }
+        return server
+    }
+
+    /// 127.0.0.1:`port` as a socket address.
     private static func loopback(port: UInt16) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -192,14 +207,8 @@ final class TroubleProxy: @unchecked Sendable {
         while true {
             let client = accept(listener, nil, nil)
             if client < 0 { return }
-            let server = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = Self.loopback(port: UInt16(upstreamPort))
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(server, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            if connected != 0 {
+            guard let server = Self.connect(toPort: upstreamPort) else {
                 Glibc.close(client)
-                Glibc.close(server)
                 continue
             }
             lock.lock()

@@ -33,7 +33,6 @@ struct KitResilienceTests {
     @Test("the server restarts on the same port: the hoster reconnects and the guest's frames resume within 3 s")
     func reconnect() throws {
         let server = try Server()
-        let port = server.rtmpPort
         let url = server.url("again")
         let host = try KitProcess(["host", url, "--size", "320x240", "--keyint", "1", "--stats", "json"])
         defer { host.stop() }
@@ -42,12 +41,8 @@ struct KitResilienceTests {
         defer { guest.stop() }
         #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "firstFrame" } != nil)
         Thread.sleep(forTimeInterval: 1)
-        kill(server.background.process.processIdentifier, SIGKILL)
-        server.background.process.waitUntilExit()
-        Thread.sleep(forTimeInterval: 1)
-        let restarted = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:\(port)", "--http", "127.0.0.1:0"])
+        let restarted = try server.killAndRestart()
         defer { restarted.stop() }
-        _ = try restarted.waitForLine(prefix: "ready")
         let back = Date()
         let framesAtRestart = guest.events.compactMap { Self.int($0.object["frames"]) }.last ?? 0
         let resumed = guest.waitFor(timeout: 6) { line in

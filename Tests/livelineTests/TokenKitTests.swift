@@ -78,7 +78,6 @@ struct TokenKitTests {
         let secrets = try Secrets()
         defer { try? FileManager.default.removeItem(at: secrets.directory) }
         let server = try Server(["--auth-secret-file", secrets.secretFile])
-        let port = server.rtmpPort
         let url = server.url("again")
         let host = try KitProcess(["host", url, "--size", "320x240", "--keyint", "1", "--stats", "json",
                                    "--token-command", secrets.command("--publish live/again")])
@@ -88,13 +87,8 @@ struct TokenKitTests {
         defer { guest.stop() }
         #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "firstFrame" } != nil)
         #expect(secrets.runs == 2)
-        kill(server.background.process.processIdentifier, SIGKILL)
-        server.background.process.waitUntilExit()
-        Thread.sleep(forTimeInterval: 1)
-        let restarted = try Background(CLI.liveline, ["serve", "--rtmp", "127.0.0.1:\(port)", "--http", "127.0.0.1:0",
-                                                      "--auth-secret-file", secrets.secretFile])
+        let restarted = try server.killAndRestart(["--auth-secret-file", secrets.secretFile])
         defer { restarted.stop() }
-        _ = try restarted.waitForLine(prefix: "ready")
         let framesAtRestart = guest.events.compactMap { ($0.object["frames"] as? Int) }.last ?? 0
         let resumed = guest.waitFor(timeout: 8) { line in
             line["event"] as? String == "stats" && (line["frames"] as? Int ?? 0) > framesAtRestart + 5
