@@ -32,8 +32,9 @@ protocol RelayPlayer: AnyObject, Sendable {
 /// players of each other loop through that group's pending list and one flush task at a
 /// time, so a player's bytes are only ever queued on its own loop thread and a loop that
 /// falls behind never holds more than `maxPendingMessages` of a stream (beyond that its
-/// players lose them and resume at the next keyframe). A player joining gets the GOP cache's replay under the same lock that
-/// adds it, so it sees every message exactly once, in order.
+/// players lose them and resume at the next keyframe). A player joining gets the GOP
+/// cache's replay under the same lock that adds it, so it sees every message exactly
+/// once, in order.
 ///
 /// Timestamps are rebased per stream, not per player, so the one encoding stays valid
 /// for everyone: the first publisher's timestamps pass unchanged; a later publisher
