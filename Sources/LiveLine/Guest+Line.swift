@@ -178,6 +178,9 @@ extension Guest {
                 previous?.stop()
                 try pipeline.start()
             } catch {
+                // Stopped meanwhile (the line was lost, hung up or left while the push was
+                // still connecting): that is why it failed, and nothing to report.
+                guard !cohostPushStopped(since: epoch) else { return }
                 Log.warning("co-host push to \(url) failed: \(error)")
                 lock.lock()
                 cohostPipeline = nil
