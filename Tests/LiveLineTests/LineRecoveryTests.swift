@@ -47,6 +47,23 @@ struct LineRecoveryTests {
     static func count(_ log: LineEventLog, _ match: (LineSessionEvent) -> Bool) -> Int { log.all.filter(match).count }
 
     /// Waits until `log` holds `n` events `match` accepts.
+    /// A hoster (events in `log`) pushing rtmp://127.0.0.1:RTMPPORT/live/LIVEID with its
+    /// line LIVEID created on the relay's signaling; the caller closes the line and stops the push.
+    static func openLine(_ liveId: String, rtmpPort: UInt16, httpPort: UInt16,
+                         log: LineEventLog) throws -> (hoster: Hoster, server: LineServer) {
+        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(rtmpPort)/live/\(liveId)"))
+        let server = LineServer(signalURL: "ws://127.0.0.1:\(httpPort)/line", rtmp: rtmp)
+        let hoster = try hoster(log)
+        try hoster.startPush(url: rtmp)
+        do {
+            try hoster.createLine(server: server, liveId: liveId, userId: "host")
+        } catch {
+            hoster.stopPush()
+            throw error
+        }
+        return (hoster, server)
+    }
+
     static func waitForCount(_ n: Int, in log: LineEventLog, timeout: Double = 10, _ match: @escaping (LineSessionEvent) -> Bool) -> Bool {
         log.wait(timeout: timeout) { _ in count(log, match) >= n ? true : nil } == true
     }
@@ -63,14 +80,9 @@ struct LineRecoveryTests {
         let (rtmpPort, httpPort) = (first.rtmpPort, first.httpPort)
         var stopFirst = true
         defer { if stopFirst { first.shutdown() } }
-        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(rtmpPort)/live/again"))
-        let server = LineServer(signalURL: "ws://127.0.0.1:\(httpPort)/line", rtmp: rtmp)
-
         let hosterLog = LineEventLog()
-        let hoster = try Self.hoster(hosterLog)
-        try hoster.startPush(url: rtmp)
+        let (hoster, server) = try Self.openLine("again", rtmpPort: rtmpPort, httpPort: httpPort, log: hosterLog)
         defer { hoster.stopPush() }
-        try hoster.createLine(server: server, liveId: "again", userId: "host")
         defer { hoster.closeLine() }
         #expect(Self.waitForCount(1, in: hosterLog, Self.lineOK))
 
@@ -139,13 +151,9 @@ struct LineRecoveryTests {
     func mixCapacityCapsTheLine() throws {
         let relay = try Self.relay(maxCohosts: 6)
         defer { relay.shutdown() }
-        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/cap"))
-        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line", rtmp: rtmp)
         let hosterLog = LineEventLog()
-        let hoster = try Self.hoster(hosterLog)
-        try hoster.startPush(url: rtmp)
+        let (hoster, server) = try Self.openLine("cap", rtmpPort: relay.rtmpPort, httpPort: relay.httpPort, log: hosterLog)
         defer { hoster.stopPush() }
-        try hoster.createLine(server: server, liveId: "cap", userId: "host")
         defer { hoster.closeLine() }
         #expect(Self.waitForCount(1, in: hosterLog, Self.lineOK))
 
@@ -178,13 +186,9 @@ struct LineRecoveryTests {
     func templateChangeLowersTheLimit() throws {
         let relay = try Self.relay()
         defer { relay.shutdown() }
-        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/tight"))
-        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line", rtmp: rtmp)
         let hosterLog = LineEventLog()
-        let hoster = try Self.hoster(hosterLog)
-        try hoster.startPush(url: rtmp)
+        let (hoster, server) = try Self.openLine("tight", rtmpPort: relay.rtmpPort, httpPort: relay.httpPort, log: hosterLog)
         defer { hoster.stopPush() }
-        try hoster.createLine(server: server, liveId: "tight", userId: "host")
         defer { hoster.closeLine() }
         #expect(Self.waitForCount(1, in: hosterLog, Self.lineOK))
 
