@@ -20,7 +20,7 @@ let package = Package(
     targets: [
         .systemLibrary(
             name: "CFFmpeg", path: "Sources/CFFmpeg", pkgConfig: "libavcodec",
-            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev"])]),
+            providers: [.apt(["libavcodec-dev", "libavformat-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev", "libavdevice-dev"])]),
         .systemLibrary(
             name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
             providers: [.apt(["libv4l-dev"])]),

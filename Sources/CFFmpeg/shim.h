@@ -14,6 +14,11 @@
 #include <libavutil/base64.h>
 #include <libavutil/random_seed.h>
 #include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+#include <libavdevice/avdevice.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/samplefmt.h>
+#include <libavutil/audio_fifo.h>
 #include <errno.h>
 
 static inline int ll_averror(int posixError) { return AVERROR(posixError); }

@@ -127,6 +127,31 @@ public final class TestPatternSource: VideoSource {
             number /= 10
             dx -= d.width + d.gap
         }
+
+        // The marker patch: white on the frame of every whole second, black otherwise.
+        let marker = layout.markerBox
+        fill(frame, x: marker.x, y: marker.y, w: marker.size, h: marker.size,
+             color: Self.isMarkerFrame(index, fps: fps) ? .white : .black)
+    }
+
+    /// Whether frame `index` is a marked one: the first of every second of the capture
+    /// clock, captured at the instant `ToneGenerator` starts its marker beep.
+    public static func isMarkerFrame(_ index: Int64, fps: Int) -> Bool { index % Int64(fps) == 0 }
+
+    /// Whether `frame` (a test pattern picture at its own size, decoded or not) shows the
+    /// marker lit: the mean luma of the patch's inner half is over mid-grey. nil when the
+    /// frame is too small to hold the patch.
+    public static func markerLit(in frame: VideoFrame) -> Bool? {
+        let marker = Layout(width: frame.width, height: frame.height).markerBox
+        let inset = marker.size / 4
+        let x0 = marker.x + inset, y0 = marker.y + inset, side = marker.size - 2 * inset
+        guard side > 0, x0 + side <= frame.width, y0 + side <= frame.height else { return nil }
+        var sum = 0
+        for row in y0..<(y0 + side) {
+            let line = frame.y + row * frame.stride(0)
+            for column in x0..<(x0 + side) { sum += Int(line[column]) }
+        }
+        return sum / (side * side) > 128
     }
 
     /// 0 at the ends of a period, 1024 in the middle, linear in between.
@@ -195,6 +220,8 @@ public final class TestPatternSource: VideoSource {
         let square: Int
         let digit: Digit
         let counterBox: (x: Int, y: Int, width: Int, height: Int)
+        /// A square as high as the counter's box, just right of it.
+        let markerBox: (x: Int, y: Int, size: Int)
 
         init(width: Int, height: Int) {
             func even(_ v: Int) -> Int { v & ~1 }
@@ -210,6 +237,7 @@ public final class TestPatternSource: VideoSource {
             let boxWidth = 6 * (dw + gap) + gap
             let boxHeight = dh + 2 * gap
             counterBox = (x: even(width / 16), y: even(height / 16), width: boxWidth, height: boxHeight)
+            markerBox = (x: counterBox.x + boxWidth + gap, y: counterBox.y, size: boxHeight)
         }
     }
 }
