@@ -13,7 +13,7 @@ import LiveCore
 /// | `applicationResult` | code, peerId, pubId, publishQuery, reason | G: onRTCApplyLineResult (0 accepted, 601 rejected, 602 full, 605 timed out) |
 /// | `hungUp` | peerId, reason | G: onRTCHangupLine (the hoster ended this guest's co-hosting) |
 /// | `lineLeave` | code, reason | G: onRTCLineLeave (the hoster closed the line or is gone) |
-/// | `cohostOpened` | peerId, pubId, userId, userData | H, G: onRTCOpenRemoteVideoRender |
+/// | `cohostOpened` | peerId, pubId, userId, userData; publishQuery to H | H, G: onRTCOpenRemoteVideoRender |
 /// | `cohostClosed` | peerId, pubId, userId, reason | H, G: onRTCCloseRemoteVideoRender |
 /// | `remoteAVStatus` | peerId, audio, video | H, G: onRTCRemoteAVStatus |
 /// | `message` | type, userId, userName, header, content | H, G: onRTCUserMessage |
@@ -43,8 +43,10 @@ public struct LineEvent: Codable, Equatable, Sendable {
     public var reason: String?
     public var peerId: String?
     public var pubId: String?
-    /// For the accepted co-host only: the query to append to its publish URL
-    /// (`rtmp://HOST/APP/PUBID?line=SECRET`); the relay refuses any other publisher of PUBID.
+    /// In `applicationResult`, for the accepted co-host only: the query to append to its
+    /// publish URL (`rtmp://HOST/APP/PUBID?line=SECRET`); the relay refuses any other
+    /// publisher of PUBID. In `cohostOpened`, for the hoster only: the query for publishing
+    /// the co-host's hear stream (`PUBID.hear`, what the co-host hears).
     public var publishQuery: String?
     public var userId: String?
     public var userData: String?

@@ -18,6 +18,9 @@ public struct LineRegistry: Sendable {
     /// Stream names with this prefix belong to the line's co-hosts: only the co-host
     /// given a pubId may publish it, with the `line=SECRET` query it was given.
     public static let pubIdPrefix = "line-"
+    /// A co-host's hear stream is its pubId with this suffix: what the hoster sends it to
+    /// hear (everyone but itself; see DESIGN.md). `.` is outside the pubId alphabet.
+    public static let hearSuffix = ".hear"
 
     private struct Participant: Sendable {
         let connectedAtMicros: UInt64
@@ -157,7 +160,7 @@ public struct LineRegistry: Sendable {
         case .setAVStatus:
             out = room.setAVStatus(participant, request: request)
         case .accept:
-            out = room.accept(request, pubId: Self.pubIdPrefix + makeToken(16), secret: makeToken(24))
+            out = room.accept(request, pubId: Self.pubIdPrefix + makeToken(16), secret: makeToken(24), hearSecret: makeToken(24))
         case .reject:
             out = room.reject(request)
         case .setMaxCohosts:
@@ -238,24 +241,43 @@ public struct LineRegistry: Sendable {
 
     /// Why a publish of `streamName` with `query` is refused, nil when it is allowed:
     /// names starting with `line-` are publishable only by their co-host, whose query
-    /// carries `line=SECRET`; every other name is left to the relay's own rules.
+    /// carries `line=SECRET`, and a co-host's hear stream (its pubId + `hearSuffix`) only
+    /// by its line's hoster, with the `line=` secret the hoster was given for it; every
+    /// other name is left to the relay's own rules.
     public func publishRefusal(streamName: String, query: String?) -> String? {
         guard streamName.hasPrefix(Self.pubIdPrefix) else { return nil }
+        let given = Self.queryValue("line", in: query)
+        if let (_, cohost) = hearStream(streamName) {
+            guard let given, Self.sameToken(given, cohost.hearSecret) else {
+                return "\(streamName) may be published only by its line's hoster (with its line= secret)"
+            }
+            return nil
+        }
         guard let cohost = rooms.values.lazy.compactMap({ $0.cohost(pubId: streamName) }).first else {
             return "\(streamName) is not the stream of a co-host on a line"
         }
-        guard let given = Self.queryValue("line", in: query), Self.sameToken(given, cohost.secret) else {
+        guard let given, Self.sameToken(given, cohost.secret) else {
             return "\(streamName) may be published only by its co-host (with its line= secret)"
         }
         return nil
     }
 
-    /// Why `userId` may not play `streamName`, nil when it may: a `line-…` co-host stream
-    /// is played only by the members of its line (the hoster and the co-hosts), known by
-    /// their user id; nil `userId` (no verified user) is refused. Other names are left
-    /// to the relay. Meant for servers that check tokens (the user id is the token's sub).
-    public func coHostPlayRefusal(streamName: String, userId: String?) -> String? {
+    /// Why a player may not play `streamName`, nil when it may. A co-host's hear stream is
+    /// played only by that co-host: with tokens (`checksUsers`), the user `userId` its
+    /// token names; without, a player whose query carries the co-host's `line=` secret.
+    /// With tokens, other `line-…` streams are played only by the members of their line
+    /// (the hoster and the co-hosts), known by their user id (nil `userId` is refused);
+    /// without tokens they are left to the relay, as every other name is.
+    public func playRefusal(streamName: String, query: String?, userId: String?, checksUsers: Bool) -> String? {
         guard streamName.hasPrefix(Self.pubIdPrefix) else { return nil }
+        if let (room, cohost) = hearStream(streamName) {
+            let allowed = checksUsers
+                ? userId.map { !$0.isEmpty && room.member(userId: $0)?.participant == cohost.guest } ?? false
+                : Self.queryValue("line", in: query).map { Self.sameToken($0, cohost.secret) } ?? false
+            return allowed ? nil : "\(streamName) may be played only by its co-host"
+        }
+        if streamName.hasSuffix(Self.hearSuffix) { return "\(streamName) is not the hear stream of a co-host on a line" }
+        guard checksUsers else { return nil }
         guard let room = rooms.values.first(where: { $0.cohost(pubId: streamName) != nil }) else {
             return "\(streamName) is not the stream of a co-host on a line"
         }
@@ -264,6 +286,13 @@ public struct LineRegistry: Sendable {
             return "\(streamName) may be played only by the hoster and co-hosts of line \(room.liveId)"
         }
         return nil
+    }
+
+    /// The line and co-host whose hear stream `streamName` is (`line-XXX.hear`).
+    private func hearStream(_ streamName: String) -> (LineRoom, LineRoom.Cohost)? {
+        guard streamName.hasSuffix(Self.hearSuffix) else { return nil }
+        let pubId = String(streamName.dropLast(Self.hearSuffix.count))
+        return rooms.values.lazy.compactMap { room in room.cohost(pubId: pubId).map { (room, $0) } }.first
     }
 
     /// The value of `name=` in a URL query ("a=1&lineKey=XYZ"), as it is (no percent-decoding:

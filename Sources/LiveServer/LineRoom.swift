@@ -24,8 +24,12 @@ struct LineRoom: Sendable {
     struct Cohost: Sendable {
         let peerId: String
         let pubId: String
-        /// Given only to the co-host: the relay admits a publish of `pubId` with it.
+        /// Given only to the co-host: the relay admits a publish of `pubId` with it (and,
+        /// without tokens, a play of its hear stream).
         let secret: String
+        /// Given only to the hoster: the relay admits a publish of the co-host's hear
+        /// stream (`pubId` + `LineRegistry.hearSuffix`, what the co-host hears) with it.
+        let hearSecret: String
         let guest: LineParticipantID
         var audio = true
         var video = true
@@ -71,7 +75,7 @@ struct LineRoom: Sendable {
                                              sequence: place)
         let to = member.participant
         return [.send(LineEvent(.memberCount, total: memberCount), to: to)]
-            + cohosts.map { .send(opened($0, withPubId: true), to: to) }
+            + cohosts.map { .send(openedForHoster($0), to: to) }
             + applications.compactMap { application in
                 members[application.guest].map { .send(LineEvent(.application, peerId: application.peerId, userId: $0.userId,
                                                                  userData: $0.userData), to: to) }
@@ -190,7 +194,7 @@ struct LineRoom: Sendable {
 
     // MARK: hoster requests
 
-    mutating func accept(_ request: LineRequest, pubId: String, secret: String) -> [LineDelivery] {
+    mutating func accept(_ request: LineRequest, pubId: String, secret: String, hearSecret: String) -> [LineDelivery] {
         guard let peerId = request.peerId, let application = applications.first(where: { $0.peerId == peerId }) else {
             return [LineRegistry.reply(request, .invalidParams, "no application \(request.peerId ?? "(no peerId)")", to: hoster)]
         }
@@ -207,12 +211,18 @@ struct LineRoom: Sendable {
             return out
         }
         applications.removeAll { $0.peerId == peerId }
-        let cohost = Cohost(peerId: peerId, pubId: pubId, secret: secret, guest: application.guest)
+        let cohost = Cohost(peerId: peerId, pubId: pubId, secret: secret, hearSecret: hearSecret, guest: application.guest)
         var reply = LineRegistry.reply(request, .ok, to: hoster)
         reply.action = .send(changed(reply.event!) { $0.peerId = peerId; $0.pubId = pubId })
         var out = [reply, .send(LineEvent(.applicationResult, code: .ok, message: LiveCode.ok.message, peerId: peerId, pubId: pubId,
                                           publishQuery: "line=\(secret)"), to: application.guest)]
-        out += tellOthers(than: application.guest) { withPubId in opened(cohost, withPubId: withPubId) }
+        // The hoster's copy carries the hear stream's publish query; the other co-hosts'
+        // the pubId; the audience's neither.
+        let others = others(than: application.guest).filter { $0 != hoster }
+        out.append(.send(openedForHoster(cohost), to: hoster))
+        let onLine = others.filter(isOnLine), audience = others.filter { !isOnLine($0) }
+        if !onLine.isEmpty { out.append(.send(opened(cohost, withPubId: true), to: onLine)) }
+        if !audience.isEmpty { out.append(.send(opened(cohost, withPubId: false), to: audience)) }
         cohosts.append(cohost)
         return out
     }
@@ -280,6 +290,11 @@ struct LineRoom: Sendable {
         let member = members[cohost.guest]
         return LineEvent(.cohostOpened, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil, userId: member?.userId,
                          userData: member?.userData)
+    }
+
+    /// The hoster learns where to publish what the co-host hears (its hear stream).
+    private func openedForHoster(_ cohost: Cohost) -> LineEvent {
+        changed(opened(cohost, withPubId: true)) { $0.publishQuery = "line=\(cohost.hearSecret)" }
     }
 
     private func others(than participant: LineParticipantID) -> [LineParticipantID] {

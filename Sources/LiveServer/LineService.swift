@@ -93,11 +93,10 @@ public final class LineService: @unchecked Sendable {
         locked { $0.publishRefusal(streamName: streamName, query: query) }
     }
 
-    /// Why `userId` may not play `streamName`, nil when allowed: a `line-…` co-host
-    /// stream only by the hoster and co-hosts of its line (see
-    /// `LineRegistry.coHostPlayRefusal`; nil `userId` is refused). Any thread.
-    public func coHostPlayRefusal(streamName: String, userId: String?) -> String? {
-        locked { $0.coHostPlayRefusal(streamName: streamName, userId: userId) }
+    /// Why a player may not play `streamName`, nil when allowed (see
+    /// `LineRegistry.playRefusal`). Any thread.
+    public func playRefusal(streamName: String, query: String?, userId: String?, checksUsers: Bool) -> String? {
+        locked { $0.playRefusal(streamName: streamName, query: query, userId: userId, checksUsers: checksUsers) }
     }
 
     /// Open line connections.

@@ -85,17 +85,17 @@ public final class RelayServer: Sendable {
             rtmp.publishAuthorizer.install { [weak line] key, query in
                 line?.publishRefusal(streamName: key.name, query: query)
             }
-            if configuration.auth != nil {
-                // With tokens, a co-host stream is played only by its line's hoster and co-hosts.
-                rtmp.playAuthorizer.install { [weak line] key, _, claims in
-                    line?.coHostPlayRefusal(streamName: key.name, userId: claims?.sub)
-                }
+            // A hear stream is played only by its co-host; with tokens, a co-host stream only
+            // by its line's hoster and co-hosts.
+            let checksUsers = configuration.auth != nil
+            rtmp.playAuthorizer.install { [weak line] key, query, claims in
+                line?.playRefusal(streamName: key.name, query: query, userId: claims?.sub, checksUsers: checksUsers)
             }
             line.publisherQuery = { [weak rtmp] key in rtmp?.publisherQuery(of: key) }
             // A co-host's stream lives in the app its co-host chose: end it in every app.
             line.onCohostGone = { [weak rtmp] pubId in
                 guard let rtmp else { return }
-                for stream in rtmp.streams() where stream.name == pubId {
+                for stream in rtmp.streams() where stream.name == pubId || stream.name == pubId + LineRegistry.hearSuffix {
                     rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
                 }
             }

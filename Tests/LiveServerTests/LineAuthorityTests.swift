@@ -71,7 +71,7 @@ struct LineAuthorityTests {
         }
         // Still: guest 1 co-hosts (its stream publishable), guest 2's application waits, the room stands.
         #expect(h.registry.publishRefusal(streamName: pub1, query: nil) != nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: "host") == nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: "host", checksUsers: true) == nil)
         h.send(h.hoster, LineRequest(op: .accept, peerId: peer2))
         #expect(h.reply(h.hoster)?.liveCode == .ok)
         #expect(h.registry.roomSummaries.first?.members == 4)
@@ -213,22 +213,58 @@ struct LineAuthorityTests {
             #expect(!(delivery.event?.jsonText.contains(LineRegistry.pubIdPrefix) ?? false), "\(delivery)")
         }
         // Playing: the line's members by user id; not the audience, not someone unknown, not nobody.
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: "host") == nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: "g2") == nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: "g3") != nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: "stranger") != nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: nil) != nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: "line-gone", userId: "host") != nil)
-        #expect(h.registry.coHostPlayRefusal(streamName: "room", userId: nil) == nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: "host", checksUsers: true) == nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: "g2", checksUsers: true) == nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: "g3", checksUsers: true) != nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: "stranger", checksUsers: true) != nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: nil, checksUsers: true) != nil)
+        #expect(h.registry.playRefusal(streamName: "line-gone", query: nil, userId: "host", checksUsers: true) != nil)
+        #expect(h.registry.playRefusal(streamName: "room", query: nil, userId: nil, checksUsers: true) == nil)
         // The hoster hangs co-host 1 up: its stream ends, and it may no longer be played.
         h.send(h.hoster, LineRequest(op: .hangup, peerId: peer1))
         #expect(h.endedStreams == [pub1])
         #expect(h.event(H.guest(3), .cohostClosed)?.pubId == nil)
         #expect(h.event(H.guest(2), .cohostClosed)?.pubId == pub1)
-        #expect(h.registry.coHostPlayRefusal(streamName: pub1, userId: "host") != nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: "host", checksUsers: true) != nil)
         // The line closes: every remaining co-host stream ends.
         h.send(h.hoster, LineRequest(op: .close))
         #expect(h.endedStreams == [pub2])
+    }
+
+    @Test("a co-host's hear stream: published only by the hoster with the secret it alone is given, played only by that co-host, ended with it")
+    func hearStreams() throws {
+        var h = H()
+        h.open(guests: 3)
+        let (peer1, pub1) = try h.cohost(1)
+        let hearQuery = try #require(h.event(h.hoster, .cohostOpened)?.publishQuery)
+        let cohostQuery = try #require(h.event(H.guest(1), .applicationResult)?.publishQuery)
+        #expect(hearQuery.hasPrefix("line=") && hearQuery != cohostQuery)
+        let peer2 = try h.apply(2)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: peer2))
+        // Co-host 1 hears of co-host 2 with its pubId, but not the hear secret; the audience neither.
+        #expect(h.event(h.hoster, .cohostOpened)?.publishQuery != nil)
+        #expect(h.event(H.guest(1), .cohostOpened)?.pubId != nil)
+        #expect(h.event(H.guest(1), .cohostOpened)?.publishQuery == nil)
+        #expect(h.event(H.guest(3), .cohostOpened)?.publishQuery == nil)
+        let hear1 = pub1 + LineRegistry.hearSuffix
+        #expect(h.registry.publishRefusal(streamName: hear1, query: hearQuery) == nil)
+        #expect(h.registry.publishRefusal(streamName: hear1, query: cohostQuery) != nil)
+        #expect(h.registry.publishRefusal(streamName: hear1, query: nil) != nil)
+        #expect(h.registry.publishRefusal(streamName: pub1, query: hearQuery) != nil)
+        // Without tokens: the co-host's own secret plays it; nothing else does.
+        #expect(h.registry.playRefusal(streamName: hear1, query: cohostQuery, userId: nil, checksUsers: false) == nil)
+        #expect(h.registry.playRefusal(streamName: hear1, query: hearQuery, userId: nil, checksUsers: false) != nil)
+        #expect(h.registry.playRefusal(streamName: hear1, query: nil, userId: nil, checksUsers: false) != nil)
+        #expect(h.registry.playRefusal(streamName: pub1, query: nil, userId: nil, checksUsers: false) == nil)
+        // With tokens: only the co-host's user, not the hoster, another co-host or nobody.
+        #expect(h.registry.playRefusal(streamName: hear1, query: nil, userId: "g1", checksUsers: true) == nil)
+        for user in ["host", "g2", "g3", ""] as [String] {
+            #expect(h.registry.playRefusal(streamName: hear1, query: nil, userId: user, checksUsers: true) != nil, "\(user)")
+        }
+        // Hung up: nothing about its hear stream is allowed any more.
+        h.send(h.hoster, LineRequest(op: .hangup, peerId: peer1))
+        #expect(h.registry.publishRefusal(streamName: hear1, query: hearQuery) != nil)
+        #expect(h.registry.playRefusal(streamName: hear1, query: cohostQuery, userId: nil, checksUsers: false) != nil)
     }
 
     @Test("a co-host that leaves or disconnects has its stream ended")

@@ -158,7 +158,8 @@ struct LineRegistryTests {
             let opened = try #require(h.event(other, .cohostOpened))
             #expect(opened.peerId == peerId && opened.userId == "g1" && opened.userData == "d1")
             #expect(opened.pubId == (other == h.hoster ? pubId : nil))
-            #expect(opened.publishQuery == nil)
+            // The hoster's copy names the hear stream's own secret, never the co-host's.
+            #expect(opened.publishQuery.map { $0 != query && $0.hasPrefix("line=") } ?? (other != h.hoster))
         }
         #expect(h.event(H.guest(1), .cohostOpened) == nil)
         // A late joiner learns who is on the line, not the stream's name.
@@ -285,6 +286,7 @@ struct LineRegistryTests {
         h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", stream: "live/room", lineKey: "K"))
         for n in 1...2 { h.send(H.guest(UInt64(n)), LineRequest(op: .join, liveId: "room", userId: "g\(n)")) }
         let (peer1, pub1) = try h.cohost(1)
+        let hearQuery = try #require(h.event(h.hoster, .cohostOpened)?.publishQuery)
         let waiting = try h.apply(2)
         // Someone else naming the line (another key, or none) is refused.
         let stranger = LineParticipantID(50)
@@ -296,7 +298,7 @@ struct LineRegistryTests {
         #expect(h.event(back, .lineResult)?.liveCode == .ok)
         #expect(h.event(back, .memberCount)?.total == 3)
         let opened = try #require(h.event(back, .cohostOpened))
-        #expect(opened.peerId == peer1 && opened.pubId == pub1)
+        #expect(opened.peerId == peer1 && opened.pubId == pub1 && opened.publishQuery == hearQuery)
         #expect(h.event(back, .application)?.peerId == waiting)
         #expect(h.last.contains { $0.reaches(h.hoster) && $0.action == .disconnect(reason: "the hoster of line room reconnected") })
         // The new connection is the hoster now; the old one's end closes nothing.
