@@ -1,48 +1,76 @@
 import CFFmpeg
 import LiveCore
 
-/// Demuxes a file (anything libavformat opens: MP4, FLV, MKV, PNG, JPEG, …) and decodes its
-/// first video stream into `AVFrame`s. The common part of `MediaFileReader` and `ImageFile`.
+/// Demuxes an input (a file anything libavformat opens: MP4, FLV, MKV, M4A, PNG, JPEG, …;
+/// or a libavdevice capture device) and decodes its best stream of one kind, video or
+/// audio, into `AVFrame`s. The common part of `MediaFileReader`, `ImageFile` and
+/// `MediaAudioReader`.
 ///
 /// Owns (through their handle classes) the AVFormatContext, AVCodecContext, AVFrame and
 /// AVPacket it opens. Confined to one thread at a time.
-final class VideoFileDecoder {
+final class StreamDecoder {
+    /// The file's path or the device's name, for messages.
     let path: String
     private let input: FormatInput
     private let codecContext: CodecContext
     private let codecFrame: CodecFrame
     private let codecPacket: CodecPacket
     let streamIndex: Int32
-    private var draining = false
     private var finished = false
 
-    init(path: String) throws {
+    /// Opens the file at `path` and the decoder of its best `media` stream.
+    convenience init(path: String, media: AVMediaType = AVMEDIA_TYPE_VIDEO) throws {
+        try self.init(input: FormatInput(path: path), media: media, name: path, probe: true)
+    }
+
+    /// Decodes the best `media` stream of an opened input. `probe` reads ahead to fill in
+    /// stream parameters (files); devices declare theirs when opened and must not be read
+    /// ahead of the caller.
+    init(input: FormatInput, media: AVMediaType, name: String, probe: Bool) throws {
         FFmpegLog.applyDefault()
-        self.path = path
-        input = try FormatInput(path: path)
+        path = name
+        self.input = input
         let format = input.pointer
-        try FFmpegError.check(avformat_find_stream_info(format, nil), "avformat_find_stream_info(\(path))")
+        if probe {
+            try FFmpegError.check(avformat_find_stream_info(format, nil), "avformat_find_stream_info(\(name))")
+        }
+        let kind = media == AVMEDIA_TYPE_AUDIO ? "audio" : "video"
         var decoder: UnsafePointer<AVCodec>?
-        let index = av_find_best_stream(format, AVMEDIA_TYPE_VIDEO, -1, -1, &decoder, 0)
-        try FFmpegError.check(index, "av_find_best_stream(video, \(path))")
+        let index = av_find_best_stream(format, media, -1, -1, &decoder, 0)
+        if index == FFmpegError.streamNotFound {
+            throw FFmpegError(call: "av_find_best_stream(\(kind), \(name))", message: "\(name) has no \(kind) track")
+        }
+        try FFmpegError.check(index, "av_find_best_stream(\(kind), \(name))")
         streamIndex = index
         guard let decoder else {
-            throw FFmpegError(call: "av_find_best_stream(\(path))", message: "no decoder for the video stream")
+            throw FFmpegError(call: "av_find_best_stream(\(name))", message: "no decoder for the \(kind) stream")
         }
-        codecContext = try CodecContext(codec: decoder, for: path)
+        codecContext = try CodecContext(codec: decoder, for: name)
         codecFrame = try CodecFrame()
         codecPacket = try CodecPacket()
         let codec = codecContext.pointer
         let stream = format.pointee.streams[Int(index)]!
         try FFmpegError.check(avcodec_parameters_to_context(codec, stream.pointee.codecpar),
-                              "avcodec_parameters_to_context(\(path))")
+                              "avcodec_parameters_to_context(\(name))")
         codec.pointee.pkt_timebase = stream.pointee.time_base
-        try FFmpegError.check(avcodec_open2(codec, decoder, nil), "avcodec_open2(\(path))")
+        try FFmpegError.check(avcodec_open2(codec, decoder, nil), "avcodec_open2(\(name))")
     }
 
     var stream: UnsafeMutablePointer<AVStream> { input.pointer.pointee.streams[Int(streamIndex)]! }
 
-    /// The next decoded picture, valid until the next call; nil at the end of the file.
+    /// The input's whole duration (the longest of its streams) in µs, when it declares one.
+    var durationMicros: Int64? {
+        let duration = input.pointer.pointee.duration
+        return duration == ll_av_nopts_value() || duration <= 0 ? nil : duration
+    }
+
+    /// Whether the input also holds a stream of `media` (such as video beside the audio decoded).
+    func has(_ media: AVMediaType) -> Bool {
+        let format = input.pointer.pointee
+        return (0..<Int(format.nb_streams)).contains { format.streams[$0]!.pointee.codecpar.pointee.codec_type == media }
+    }
+
+    /// The next decoded frame, valid until the next call; nil at the end of the input.
     func nextFrame() throws -> UnsafeMutablePointer<AVFrame>? {
         guard !finished else { return nil }
         let codec = codecContext.pointer, frame = codecFrame.pointer, packet = codecPacket.pointer
@@ -58,7 +86,6 @@ final class VideoFileDecoder {
             }
             let read = av_read_frame(input.pointer, packet)
             if read == FFmpegError.eof {
-                draining = true
                 try FFmpegError.check(avcodec_send_packet(codec, nil), "avcodec_send_packet(flush, \(path))")
                 continue
             }
@@ -66,7 +93,7 @@ final class VideoFileDecoder {
             defer { av_packet_unref(packet) }
             guard packet.pointee.stream_index == streamIndex else { continue }
             let sent = avcodec_send_packet(codec, packet)
-            // A damaged packet costs a picture, not the whole file.
+            // A damaged packet costs a picture or a few ms of sound, not the whole file.
             if sent < 0 && sent != FFmpegError.invalidData {
                 throw FFmpegError(call: "avcodec_send_packet(\(path))", code: sent)
             }
@@ -79,7 +106,6 @@ final class VideoFileDecoder {
         try FFmpegError.check(av_seek_frame(input.pointer, streamIndex, start, AVSEEK_FLAG_BACKWARD),
                               "av_seek_frame(\(path))")
         avcodec_flush_buffers(codecContext.pointer)
-        draining = false
         finished = false
     }
 }
