@@ -1,0 +1,134 @@
+import Foundation
+import LiveCore
+import Testing
+@testable import LiveCapture
+
+@Suite struct FileAudioSourceTests {
+    /// `count` blocks from a started source, all required.
+    static func blocks(_ source: AudioSource, _ count: Int) throws -> [AudioFrame] {
+        try (0..<count).map { n in try #require(try source.nextFrame(), "block \(n)") }
+    }
+
+    static func channel(_ blocks: [AudioFrame], _ channel: Int) -> [Float] {
+        blocks.flatMap { Array($0.channel(channel)) }
+    }
+
+    @Test("a 2 s 44.1 kHz mono m4a as 48 kHz stereo: 10 ms blocks, the tone held, pts contiguous across the loop")
+    func loopsTheTrack() throws {
+        let fixture = try MediaFixture("audiofile")
+        defer { fixture.remove() }
+        let path = try fixture.make("tone.m4a", ["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=44100", "-t", "2", "-ac", "1"])
+        let source = try #require(try AudioSourceSpec.file(path: path).makeSource(sampleRate: 48000, channelCount: 2, realTime: false))
+        #expect(source.name.contains("44100 Hz, 1 ch") && source.name.contains("48000 Hz stereo"))
+        try source.start()
+        let blocks = try Self.blocks(source, 350)
+        #expect(blocks.allSatisfy { $0.sampleCount == 480 && $0.sampleRate == 48000 && $0.channelCount == 2 })
+        for (n, block) in blocks.enumerated() {
+            #expect(block.pts == MediaTime(micros: Int64(n) * 10_000), "block \(n)")
+        }
+        let left = Self.channel(blocks, 0), right = Self.channel(blocks, 1)
+        let tone = ToneDetector(frequency: 1000, sampleRate: 48000)
+        #expect(tone.share(in: left[4800..<91200]) > 0.9)
+        #expect(tone.share(in: right[4800..<91200]) > 0.9)
+        // The second pass (from 2 s) carries the tone again, with no silence at the seam
+        // (lavfi's sine has amplitude 1/8; every 10 ms around the seam holds it).
+        #expect(tone.share(in: left[100_800..<163_200]) > 0.9)
+        for block in blocks[195..<205] {
+            #expect((block.channel(0).map { abs($0) }.max() ?? 0) > 0.1, "block at \(block.pts.micros) µs")
+        }
+    }
+
+    @Test("paced in real time from start(): 30 blocks take about 300 ms")
+    func paced() throws {
+        let fixture = try MediaFixture("audiofile")
+        defer { fixture.remove() }
+        let path = try fixture.make("tone.m4a", ["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "1"])
+        let source = try MediaAudioSource(input: .file(path: path, loop: true), realTime: true)
+        try source.start()
+        let began = Clock.monotonicMicros()
+        _ = try Self.blocks(source, 30)
+        let elapsed = Clock.monotonicMicros() - began
+        #expect(elapsed >= 290_000)
+        #expect(elapsed < 600_000)
+    }
+
+    @Test("without a loop the track ends; a second start() plays it again from the start")
+    func endsAndRestarts() throws {
+        let fixture = try MediaFixture("audiofile")
+        defer { fixture.remove() }
+        let path = try fixture.make("tone.m4a", ["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "0.5"])
+        let source = try MediaAudioSource(input: .file(path: path, loop: false), sampleRate: 44100, channelCount: 1, realTime: false)
+        for _ in 0..<2 {
+            try source.start()
+            var samples = 0
+            while let block = try source.nextFrame() {
+                samples += block.sampleCount
+                if samples > 44100 { break }
+            }
+            #expect(abs(samples - 22050) <= 10)
+        }
+    }
+
+    @Test("a file with pictures loops its sound on the file's duration: a short track is padded with silence")
+    func loopsWithThePictures() throws {
+        let fixture = try MediaFixture("audiofile")
+        defer { fixture.remove() }
+        // One second of pictures, half a second of sound.
+        let path = try fixture.make("short.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1",
+            "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=0.5",
+            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"])
+        let source = try MediaAudioSource(input: .file(path: path, loop: true), channelCount: 1, realTime: false)
+        try source.start()
+        let samples = Self.channel(try Self.blocks(source, 250), 0)
+        let tone = ToneDetector(frequency: 1000, sampleRate: 48000)
+        #expect(tone.share(in: samples[2400..<21600]) > 0.9)
+        #expect(samples[28800..<45600].allSatisfy { $0 == 0 })
+        // The second pass starts at 1 s, with the pictures.
+        #expect(tone.share(in: samples[50400..<69600]) > 0.9)
+        #expect(samples[76800..<93600].allSatisfy { $0 == 0 })
+        #expect(tone.share(in: samples[98400..<117_600]) > 0.9)
+    }
+
+    @Test("a file without sound is refused, naming the file and what is missing")
+    func videoOnlyRefused() throws {
+        let fixture = try MediaFixture("audiofile")
+        defer { fixture.remove() }
+        let path = try fixture.make("silent.mp4", ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25", "-frames:v", "5", "-pix_fmt", "yuv420p"])
+        #expect {
+            try AudioSourceSpec.file(path: path).makeSource()
+        } throws: { error in
+            (error as? LiveError)?.code == .invalidParams && "\(error)".contains("\(path) has no audio track")
+        }
+        #expect {
+            try AudioSourceSpec.file(path: fixture.path("missing.m4a")).makeSource()
+        } throws: { error in
+            (error as? LiveError)?.code == .invalidParams && "\(error)".contains("missing.m4a")
+        }
+    }
+}
+
+@Suite struct FileLoopPeriodTests {
+    @Test("pictures loop on the file's duration when the sound runs longer, so both restart together")
+    func picturesWaitForTheSound() throws {
+        let fixture = try MediaFixture("filesource")
+        defer { fixture.remove() }
+        // One second of pictures, 1.5 s of sound: a pass lasts 1.5 s.
+        let path = try fixture.make("long.mp4", [
+            "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1",
+            "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=1.5",
+            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"])
+        let source = try FileSource(path: path, width: 160, height: 120, fps: 25, realTime: false, loop: true)
+        try source.start()
+        var pictures: [[UInt8]] = []
+        for _ in 0..<40 {
+            let frame = try #require(try source.nextFrame())
+            pictures.append(planeBytes(frame))
+        }
+        // Frames 24…37 hold the last picture; frame 38 (1.52 s) is the first again.
+        #expect(pictures[30] == pictures[24])
+        #expect(pictures[37] == pictures[24])
+        #expect(pictures[38] == pictures[0])
+        #expect(pictures[24] != pictures[0])
+    }
+}
