@@ -88,8 +88,10 @@ public final class MediaAudioSource: AudioSource {
             reader = nil
             do {
                 reader = try MediaAudioReader(device: device, sampleRate: sampleRate, channelCount: channelCount)
+            } catch let error as FFmpegError {
+                throw LiveError(.exception, error.message)  // it names the device and what to check
             } catch {
-                throw LiveError(.exception, "cannot capture from \(device): \(Self.reason(error))")
+                throw LiveError(.exception, "cannot capture from \(device): \(error)")
             }
         }
         used = true

@@ -37,6 +37,14 @@ public final class MediaAudioReader {
             case .pulse(let name): "PulseAudio source '\(name)'"
             }
         }
+
+        /// What to check when the device does not open.
+        var hint: String {
+            switch self {
+            case .alsa: "is the name right? `arecord -L` lists the ALSA capture devices"
+            case .pulse: "is a PulseAudio or PipeWire-Pulse server running for this user? `pactl list sources short` lists the sources"
+            }
+        }
     }
 
     /// The file's path or the device's description.
@@ -150,7 +158,7 @@ public final class MediaAudioReader {
                                     options: [("sample_rate", String(sampleRate)), ("channels", String(channelCount))],
                                     what: call)
         } catch let error as FFmpegError {
-            throw FFmpegError(call: call, message: "cannot open \(device): \(error.message)")
+            throw FFmpegError(call: call, message: "cannot open \(device): \(error.message) (\(device.hint))")
         }
         return try StreamDecoder(input: input, media: AVMEDIA_TYPE_AUDIO, name: device.description, probe: false)
     }

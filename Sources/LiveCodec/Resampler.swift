@@ -107,8 +107,8 @@ public final class Resampler {
     /// format, one per channel for a planar one. `pts`: the time of the first sample (nil:
     /// right after the previous input). Nil when the filter keeps everything for now.
     public func convert(planes: [[UInt8]], format: InputFormat, sampleCount: Int, pts: MediaTime?) throws -> AudioFrame? {
-        guard (1...8).contains(format.channelCount), format.sampleRate > 0 else {
-            throw ResamplerError.unsupportedInput("\(format.channelCount) channels at \(format.sampleRate) Hz")
+        guard (1...8).contains(format.channelCount), format.sampleRate > 0, sampleCount >= 0 else {
+            throw ResamplerError.unsupportedInput("\(sampleCount) samples of \(format.channelCount) channels at \(format.sampleRate) Hz")
         }
         let planeCount = format.sampleFormat.isPlanar ? format.channelCount : 1
         let planeBytes = sampleCount * format.sampleFormat.bytesPerSample * (format.sampleFormat.isPlanar ? 1 : format.channelCount)
