@@ -131,4 +131,45 @@ import Testing
         #expect(pictures[38] == pictures[0])
         #expect(pictures[24] != pictures[0])
     }
+
+    @Test("a file's pictures and sound stay in step over several loops: each flash meets its beep")
+    func flashesMeetBeeps() throws {
+        let fixture = try MediaFixture("filesource")
+        defer { fixture.remove() }
+        // A white patch on the first frame of each second and a 3 kHz beep at each second
+        // (lavfi's sine beep, 40 ms); the pictures run 2.52 s and the sound 2.5 s.
+        let path = try fixture.make("av.mp4", [
+            "-f", "lavfi", "-i",
+            "color=c=black:s=160x120:r=25:d=2.5,drawbox=x=0:y=0:w=40:h=40:color=white:t=fill:enable='lt(mod(t\\,1)\\,0.04)'",
+            "-f", "lavfi", "-i", "sine=frequency=1000:beep_factor=3:sample_rate=48000:duration=2.5",
+            "-c:v", "libx264", "-pix_fmt", "yuv420p", "-c:a", "aac"])
+        let video = try FileSource(path: path, width: 160, height: 120, fps: 25, realTime: false, loop: true)
+        let audio = try MediaAudioSource(input: .file(path: path, loop: true), channelCount: 1, realTime: false)
+        try video.start()
+        try audio.start()
+        var flashes: [Int64] = []
+        for _ in 0..<200 {
+            let frame = try #require(try video.nextFrame())
+            if frame.sample(plane: 0, x: 10, y: 10) > 200 { flashes.append(frame.pts.micros) }
+        }
+        var samples: [Float] = []
+        for _ in 0..<800 { samples += try #require(try audio.nextFrame()).samples }
+        // A beep starts where a 5 ms window turns mostly 3 kHz.
+        let beep = ToneDetector(frequency: 3000, sampleRate: 48000)
+        var beeps: [Int64] = []
+        var inBeep = false
+        for start in stride(from: 0, to: samples.count - 240, by: 48) {
+            let isBeep = beep.share(in: samples[start..<start + 240]) > 0.5
+            if isBeep && !inBeep { beeps.append(Int64(start) * 1_000_000 / 48000) }
+            inBeep = isBeep
+        }
+        // In 8 s, passes start at 0, 2.52, 5.04 and 7.56 s, each with a flash and a beep,
+        // and two more follow each start but the last.
+        #expect(flashes.count == 10, "flashes at \(flashes)")
+        #expect(beeps.count == 10, "beeps at \(beeps)")
+        for (flash, beepTime) in zip(flashes, beeps) {
+            #expect(abs(flash - beepTime) <= 20_000, "flash at \(flash) µs, beep at \(beepTime) µs")
+        }
+        #expect(abs((beeps.last ?? 0) - 7_560_000) <= 20_000)
+    }
 }
