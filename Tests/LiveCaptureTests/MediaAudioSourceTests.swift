@@ -38,6 +38,38 @@ import Testing
         }
     }
 
+    @Test("every decoder's sample format, rate and layout comes out as the asked rate and channels with the tone",
+          arguments: [
+              ("s16.wav", ["-c:a", "pcm_s16le", "-ar", "44100", "-ac", "1"]),
+              ("s32.wav", ["-c:a", "pcm_s32le", "-ar", "32000", "-ac", "2"]),
+              ("flt.wav", ["-c:a", "pcm_f32le", "-ar", "48000", "-ac", "6"]),
+              ("dbl.wav", ["-c:a", "pcm_f64le", "-ar", "22050", "-ac", "2"]),
+              ("aac.m4a", ["-c:a", "aac", "-ar", "44100", "-ac", "2"]),
+              ("mp3.mp3", ["-c:a", "libmp3lame", "-ar", "44100", "-ac", "1"]),
+              ("opus.ogg", ["-c:a", "libopus", "-ar", "48000", "-ac", "2"]),
+              ("flac.flac", ["-c:a", "flac", "-ar", "96000", "-ac", "2"]),
+          ])
+    func formats(name: String, codec: [String]) throws {
+        let fixture = try MediaFixture("audioformat")
+        defer { fixture.remove() }
+        let path = try fixture.make(name, ["-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "1"] + codec)
+        for (rate, channels) in [(48000, 2), (44100, 1)] {
+            let source = try MediaAudioSource(input: .file(path: path, loop: false), sampleRate: rate, channelCount: channels,
+                                              realTime: false)
+            try source.start()
+            var blocks: [AudioFrame] = []
+            while let block = try source.nextFrame(), blocks.count < 200 { blocks.append(block) }
+            let total = blocks.reduce(0) { $0 + $1.sampleCount }
+            #expect(abs(total - rate) <= rate / 50, "\(total) samples at \(rate) Hz")
+            #expect(blocks.allSatisfy { $0.sampleRate == rate && $0.channelCount == channels })
+            let tone = ToneDetector(frequency: 1000, sampleRate: rate)
+            for channel in 0..<channels {
+                let samples = Self.channel(blocks, channel)
+                #expect(tone.share(in: samples[rate / 10..<rate * 8 / 10]) > 0.9, "channel \(channel) at \(rate) Hz")
+            }
+        }
+    }
+
     @Test("paced in real time from start(): 30 blocks take about 300 ms")
     func paced() throws {
         let fixture = try MediaFixture("audiofile")
