@@ -1,4 +1,5 @@
 import Foundation
+import LiveCodec
 import LiveCore
 
 /// An audio source as the command line names it (`--audio-source`):
@@ -66,11 +67,12 @@ public enum AudioSourceSpec: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The audio a video source brings by default: `tone` with the test pattern, the
-    /// file's own track with `file:`, none with a colour or a camera.
+    /// file's own track with `file:` (none when the file has no sound: it opens the file
+    /// to look), none with a colour or a camera.
     public static func defaultFor(video: SourceSpec) -> AudioSourceSpec {
         switch video {
         case .testPattern: .tone(frequency: ToneGenerator.defaultFrequency)
-        case .file(let path): .file(path: path)
+        case .file(let path): MediaAudioReader.hasAudioTrack(path: path) ? .file(path: path) : .none
         case .color, .camera: .none
         }
     }

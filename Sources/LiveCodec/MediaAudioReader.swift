@@ -143,6 +143,14 @@ public final class MediaAudioReader {
         deliveredSamples = 0
     }
 
+    /// Whether the file at `path` opens and has an audio track (false for a picture-only
+    /// file, or one that cannot be read).
+    public static func hasAudioTrack(path: String) -> Bool {
+        FFmpegLog.applyDefault()
+        guard let input = try? FormatInput(path: path), avformat_find_stream_info(input.pointer, nil) >= 0 else { return false }
+        return av_find_best_stream(input.pointer, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0) >= 0
+    }
+
     private static let registerDevices: Void = avdevice_register_all()
 
     private static func open(_ device: Device, sampleRate: Int, channelCount: Int) throws -> StreamDecoder {

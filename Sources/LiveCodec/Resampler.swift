@@ -128,13 +128,18 @@ public final class Resampler {
     /// in a 48 kHz stereo mix): contiguous inputs give contiguous outputs.
     public func convert(_ frame: AudioFrame) throws -> AudioFrame? {
         let count = frame.sampleCount
-        let planes = (0..<frame.channelCount).map { channel in
-            frame.channel(channel).withUnsafeBytes { [UInt8]($0) }
+        var layout = AVChannelLayout()
+        av_channel_layout_default(&layout, Int32(frame.channelCount))
+        defer { av_channel_layout_uninit(&layout) }
+        try configure(rate: frame.sampleRate, layout: &layout, format: AV_SAMPLE_FMT_FLTP)
+        // The frame's own storage, read in place: one plane per channel, `count` apart.
+        return try frame.samples.withUnsafeBytes { raw in
+            let base = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            var planes: [UnsafePointer<UInt8>?] = (0..<frame.channelCount).map { channel in
+                base.map { $0 + channel * count * MemoryLayout<Float>.size }
+            }
+            return try planes.withUnsafeMutableBufferPointer { try run(input: $0.baseAddress!, count: count, pts: frame.pts) }
         }
-        return try convert(planes: planes,
-                           format: InputFormat(sampleRate: frame.sampleRate, channelCount: frame.channelCount,
-                                               sampleFormat: .floatPlanar),
-                           sampleCount: count, pts: frame.pts)
     }
 
     /// `frame` at another rate and channel count in one go (what the filter holds is

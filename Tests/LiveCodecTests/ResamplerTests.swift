@@ -148,6 +148,15 @@ import Testing
         #expect(second.channel(0).contains { $0 != 0 })
     }
 
+    @Test("an empty frame gives nothing and leaves the stream as it was")
+    func emptyFrame() throws {
+        let resampler = try Resampler(sampleRate: 48000, channelCount: 2)
+        #expect(try resampler.convert(AudioFrame(sampleRate: 44100, channelCount: 1, sampleCount: 0)) == nil)
+        let frame = AudioFrame(sampleRate: 44100, channelCount: 1, samples: Self.sine(1000, rate: 44100, count: 4410))
+        let out = try #require(try resampler.convert(frame))
+        #expect(out.pts == .zero && out.sampleCount > 4000)
+    }
+
     @Test("impossible outputs and malformed inputs are refused with a message")
     func refusals() throws {
         #expect(throws: Resampler.ResamplerError.unsupportedOutput(sampleRate: 48000, channelCount: 3)) {
