@@ -99,9 +99,10 @@ public final class MediaAudioReader {
         sourceChannelCount = Int(parameters.ch_layout.nb_channels)
         hasVideo = decoder.has(AVMEDIA_TYPE_VIDEO)
         durationMicros = decoder.durationMicros
-        let stream = decoder.stream.pointee
-        trackSamples = stream.duration > 0 && stream.duration != ll_av_nopts_value()
-            ? av_rescale_q(stream.duration, stream.time_base, AVRational(num: 1, den: Int32(sampleRate))) : nil
+        let timeBase = decoder.stream.pointee.time_base
+        trackSamples = decoder.declaredStreamDuration.map {
+            av_rescale_q($0, timeBase, AVRational(num: 1, den: Int32(sampleRate)))
+        }
     }
 
     /// The next block of converted samples; nil once the input has ended and what the

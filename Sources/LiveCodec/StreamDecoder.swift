@@ -64,6 +64,16 @@ final class StreamDecoder {
         return duration == ll_av_nopts_value() || duration <= 0 ? nil : duration
     }
 
+    /// The stream's declared length in its time base, when the container states it (an
+    /// MP4 edit list, a WAV header, an Ogg's last granule), not when libavformat guessed
+    /// it from the bitrate (an MP3 without a header, which can be well off).
+    var declaredStreamDuration: Int64? {
+        let duration = stream.pointee.duration
+        guard duration > 0, duration != ll_av_nopts_value(),
+              input.pointer.pointee.duration_estimation_method != AVFMT_DURATION_FROM_BITRATE else { return nil }
+        return duration
+    }
+
     /// Whether the input also holds a stream of `media` (such as video beside the audio decoded).
     func has(_ media: AVMediaType) -> Bool {
         let format = input.pointer.pointee
