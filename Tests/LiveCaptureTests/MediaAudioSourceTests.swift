@@ -205,3 +205,25 @@ import Testing
         #expect(abs((beeps.last ?? 0) - 7_560_000) <= 20_000)
     }
 }
+
+@Suite struct AudioBlockBufferTests {
+    @Test("1024-sample stereo frames come out as 480-sample blocks, in order, each channel its own")
+    func cutsInOrder() {
+        var buffer = AudioBlockBuffer(channelCount: 2)
+        var next: Float = 0
+        var taken: [Float] = []
+        for _ in 0..<15 {
+            let left = (0..<1024).map { next + Float($0) }
+            buffer.append(AudioFrame(sampleRate: 48000, channelCount: 2, samples: left + left.map { -$0 }))
+            next += 1024
+            while buffer.count >= 480 {
+                let block = buffer.take(480)
+                #expect(Array(block[480...]) == block[..<480].map { -$0 })
+                taken += block[..<480]
+            }
+        }
+        buffer.appendSilence(100)
+        #expect(buffer.count == 15 * 1024 - taken.count + 100)
+        #expect(taken == (0..<taken.count).map(Float.init))
+    }
+}
