@@ -34,7 +34,7 @@ public final class ToneSource: AudioSource {
     /// Samples per channel in each block (10 ms).
     public let blockSize: Int
     private var next: Int64 = 0
-    private var startMicros: UInt64 = 0
+    private var pacer = FramePacer(fps: 100)
 
     public init(generator: ToneGenerator, realTime: Bool = true) {
         self.generator = generator
@@ -50,17 +50,14 @@ public final class ToneSource: AudioSource {
 
     public func start() throws {
         next = 0
-        startMicros = Clock.monotonicMicros()
+        pacer.start()
     }
 
     public func nextFrame() throws -> AudioFrame? {
         let frame = generator.frame(start: next, count: blockSize)
         next += Int64(blockSize)
-        if realTime {
-            // A block is due once its last sample has been "captured".
-            let due = startMicros + UInt64(next * 1_000_000 / Int64(sampleRate))
-            while Clock.monotonicMicros() < due { Clock.sleep(untilMonotonic: due) }
-        }
+        // A block is due once its last sample has been "captured".
+        if realTime { pacer.wait(untilOffset: next * 1_000_000 / Int64(sampleRate)) }
         return frame
     }
 

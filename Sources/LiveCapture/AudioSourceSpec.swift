@@ -1,4 +1,5 @@
 import Foundation
+import LiveCodec
 import LiveCore
 
 /// An audio source as the command line names it (`--audio-source`):
@@ -66,17 +67,20 @@ public enum AudioSourceSpec: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The audio a video source brings by default: `tone` with the test pattern, the
-    /// file's own track with `file:`, none with a colour or a camera.
+    /// file's own track with `file:` (none when the file has no sound: it opens the file
+    /// to look), none with a colour or a camera.
     public static func defaultFor(video: SourceSpec) -> AudioSourceSpec {
         switch video {
         case .testPattern: .tone(frequency: ToneGenerator.defaultFrequency)
-        case .file(let path): .file(path: path)
+        case .file(let path): MediaAudioReader.hasAudioTrack(path: path) ? .file(path: path) : .none
         case .color, .camera: .none
         }
     }
 
     /// Opens the source this spec names, delivering `sampleRate` Hz and `channelCount`
-    /// channels; nil for `none`. `realTime` false: as fast as asked (benchmarks).
+    /// channels; nil for `none`. `realTime` false: as fast as asked (benchmarks; a device
+    /// is always paced by itself). A file is opened here (a file without sound is refused
+    /// now); a device is opened by the source's `start()`.
     public func makeSource(sampleRate: Int = 48000, channelCount: Int = 2, realTime: Bool = true) throws -> AudioSource? {
         switch self {
         case .none:
@@ -87,8 +91,13 @@ public enum AudioSourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .silence:
             return ToneSource(generator: ToneGenerator(sampleRate: sampleRate, channelCount: channelCount, amplitude: 0,
                                                        markers: false), realTime: realTime)
-        case .file, .alsa, .pulse:
-            throw LiveError(.invalidParams, "audio source '\(self)' is not available in this build")
+        case .file(let path):
+            return try MediaAudioSource(input: .file(path: path, loop: true), sampleRate: sampleRate,
+                                        channelCount: channelCount, realTime: realTime)
+        case .alsa(let device):
+            return try MediaAudioSource(input: .device(.alsa(device)), sampleRate: sampleRate, channelCount: channelCount)
+        case .pulse(let name):
+            return try MediaAudioSource(input: .device(.pulse(name)), sampleRate: sampleRate, channelCount: channelCount)
         }
     }
 }

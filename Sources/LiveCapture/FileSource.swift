@@ -10,6 +10,9 @@ import LiveCore
 /// 30 fps repeats a frame now and then and stays in step with the file's own clock.
 /// At the end of the file it rewinds when `loop` is set, and the timeline (and the
 /// pts, `MediaTime(frame: n, fps: fps)`) carry on without a jump; otherwise the stream ends.
+/// A pass lasts the file's declared duration (the longest of its tracks) or its last
+/// picture's end, whichever is later, so a file's sound played by `MediaAudioSource`
+/// starts each pass with the pictures.
 ///
 /// Confined to the capture thread, like every `VideoSource`.
 public final class FileSource: VideoSource {
@@ -122,7 +125,9 @@ public final class FileSource: VideoSource {
         if decoded == nil && loop && framesRead > 0 {
             try reader.rewind()
             firstPts = nil
-            passOffset = lastTime + fileFrameMicros
+            // A pass lasts the file's declared duration when that is longer (its sound
+            // track ends later), the period `MediaAudioSource` loops the file's sound on.
+            passOffset = max(lastTime + fileFrameMicros, passOffset + (reader.durationMicros ?? 0))
             decoded = try reader.nextFrame()
         }
         guard let frame = decoded else {

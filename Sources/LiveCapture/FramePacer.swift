@@ -1,6 +1,6 @@
 import LiveCore
 
-/// Paces frame `index` on the monotonic clock so a synthetic source delivers `fps`
+/// Paces frame `index` (or, by offset, an audio block) on the monotonic clock so a source delivers `fps`
 /// frames per second from the moment it started, without drifting.
 struct FramePacer {
     let fps: Int

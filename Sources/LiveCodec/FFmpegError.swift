@@ -30,6 +30,12 @@ public struct FFmpegError: Error, CustomStringConvertible, Equatable, Sendable {
             | Int32(UInt8(ascii: "A")) << 24)
     }
 
+    /// AVERROR_STREAM_NOT_FOUND, FFERRTAG(0xF8,'S','T','R'): the input has no stream of the kind asked for.
+    public static var streamNotFound: Int32 {
+        -(Int32(0xF8) | Int32(UInt8(ascii: "S")) << 8 | Int32(UInt8(ascii: "T")) << 16
+            | Int32(UInt8(ascii: "R")) << 24)
+    }
+
     /// Throws when `code` is negative (FFmpeg's error convention); returns it otherwise.
     @discardableResult
     public static func check(_ code: Int32, _ call: String) throws -> Int32 {

@@ -67,8 +67,37 @@ final class FormatInput {
         self.pointer = pointer
     }
 
+    /// Opens `url` with the demuxer or libavdevice input `format` (such as "alsa") and its
+    /// `options` (such as sample_rate); `what` names the call in errors.
+    init(url: String, format: UnsafePointer<AVInputFormat>, options: [(String, String)], what: String) throws {
+        var dictionary: OpaquePointer?
+        defer { av_dict_free(&dictionary) }
+        for (key, value) in options {
+            try FFmpegError.check(av_dict_set(&dictionary, key, value, 0), "av_dict_set(\(key))")
+        }
+        var pointer: UnsafeMutablePointer<AVFormatContext>?
+        try FFmpegError.check(avformat_open_input(&pointer, url, format, &dictionary), what)
+        guard let pointer else { throw FFmpegError(call: what, message: "no context") }
+        self.pointer = pointer
+    }
+
     deinit {
         var pointer: UnsafeMutablePointer<AVFormatContext>? = pointer
         avformat_close_input(&pointer)
+    }
+}
+
+/// Owns a `SwrContext` (swr_alloc / swr_free).
+final class ResampleContext {
+    let pointer: OpaquePointer
+
+    init() throws {
+        guard let pointer = swr_alloc() else { throw FFmpegError(call: "swr_alloc", message: "out of memory") }
+        self.pointer = pointer
+    }
+
+    deinit {
+        var pointer: OpaquePointer? = pointer
+        swr_free(&pointer)
     }
 }

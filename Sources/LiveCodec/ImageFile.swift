@@ -20,7 +20,7 @@ public enum ImageFile {
 
     /// The first picture of an image file as straight RGBA; a PNG's alpha is kept exactly.
     public static func read(path: String) throws -> RGBAImage {
-        let decoder = try VideoFileDecoder(path: path)
+        let decoder = try StreamDecoder(path: path)
         guard let frame = try decoder.nextFrame() else { throw ImageError.noPicture(path: path) }
         let width = Int(frame.pointee.width), height = Int(frame.pointee.height)
         var pixels = [UInt8](repeating: 0, count: width * height * 4)

@@ -14,7 +14,7 @@ public final class MediaFileReader: @unchecked Sendable {
     /// Frames per second from the stream's average (or else real base) frame rate; 0 when the file gives neither.
     public let fps: Double
 
-    private var decoder: VideoFileDecoder
+    private var decoder: StreamDecoder
     private let pool: FramePool
     private var scaler: Scaler?
     private let timeBase: AVRational
@@ -23,7 +23,7 @@ public final class MediaFileReader: @unchecked Sendable {
     /// Opens `path` and its video decoder; throws naming the file and the failing call.
     public init(path: String, poolCapacity: Int = 8) throws {
         self.path = path
-        decoder = try VideoFileDecoder(path: path)
+        decoder = try StreamDecoder(path: path)
         let stream = decoder.stream.pointee
         let parameters = stream.codecpar.pointee
         guard parameters.width > 0, parameters.height > 0 else {
@@ -38,6 +38,9 @@ public final class MediaFileReader: @unchecked Sendable {
         startTime = stream.start_time == ll_av_nopts_value() ? 0 : stream.start_time
         pool = FramePool(width: width, height: height, capacity: poolCapacity)
     }
+
+    /// The file's duration in µs (its longest track, sound included), when it declares one.
+    public var durationMicros: Int64? { decoder.durationMicros }
 
     /// The next frame, or nil at the end of the file.
     public func nextFrame() throws -> VideoFrame? {
@@ -64,7 +67,7 @@ public final class MediaFileReader: @unchecked Sendable {
         do {
             try decoder.rewind()
         } catch {
-            decoder = try VideoFileDecoder(path: path)
+            decoder = try StreamDecoder(path: path)
         }
     }
 }

@@ -24,10 +24,18 @@ import Testing
         }
     }
 
-    @Test("the test pattern brings a tone, a file its own track, colours and cameras none")
-    func defaults() {
+    @Test("the test pattern brings a tone, a file its own track (none without one), colours and cameras none")
+    func defaults() throws {
+        let fixture = try MediaFixture("audiodefault")
+        defer { fixture.remove() }
+        let withSound = try fixture.make("av.mp4", ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=0.2",
+                                                    "-f", "lavfi", "-i", "sine=duration=0.2", "-pix_fmt", "yuv420p"])
+        let withoutSound = try fixture.make("v.mp4", ["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=0.2",
+                                                      "-pix_fmt", "yuv420p"])
         #expect(AudioSourceSpec.defaultFor(video: .testPattern) == .tone(frequency: 440))
-        #expect(AudioSourceSpec.defaultFor(video: .file(path: "x.mp4")) == .file(path: "x.mp4"))
+        #expect(AudioSourceSpec.defaultFor(video: .file(path: withSound)) == .file(path: withSound))
+        #expect(AudioSourceSpec.defaultFor(video: .file(path: withoutSound)) == .none)
+        #expect(AudioSourceSpec.defaultFor(video: .file(path: fixture.path("missing.mp4"))) == .none)
         #expect(AudioSourceSpec.defaultFor(video: .color(.black)) == .none)
         #expect(AudioSourceSpec.defaultFor(video: .camera(device: "/dev/video0")) == .none)
     }

@@ -6,19 +6,10 @@ import Testing
 @Suite struct FileSourceTests {
     /// A 30-frame 320x240 testsrc2 clip at 25 fps, made by ffmpeg in a fresh directory.
     static func makeClip() throws -> (path: String, directory: URL) {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("ll-filesource-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        let path = dir.appendingPathComponent("clip.mp4").path
-        let ffmpeg = Process()
-        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        ffmpeg.arguments = ["-hide_banner", "-loglevel", "error", "-y", "-f", "lavfi",
-                            "-i", "testsrc2=size=320x240:rate=25", "-frames:v", "30", "-pix_fmt", "yuv420p", path]
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
-        guard ffmpeg.terminationStatus == 0 else {
-            throw LiveError(.exception, "ffmpeg exited with \(ffmpeg.terminationStatus) making \(path)")
-        }
-        return (path, dir)
+        let fixture = try MediaFixture("filesource")
+        let path = try fixture.make("clip.mp4", ["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+                                                 "-frames:v", "30", "-pix_fmt", "yuv420p"])
+        return (path, fixture.directory)
     }
 
     @Test func loopsScaledWithIncreasingPts() throws {
