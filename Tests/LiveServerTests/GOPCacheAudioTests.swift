@@ -86,6 +86,17 @@ struct GOPCacheAudioTests {
         #expect(headersOnly.replay.map(\.kind) == [.videoHeader])
     }
 
+    @Test("order and 'before the keyframe' hold across the 32-bit timestamp wrap")
+    func timestampWrap() throws {
+        var cache = GOPCache()
+        cache.add(try message(.keyframe, at: 0xFFFF_FFF0))
+        cache.add(try message(.audio, at: 0xFFFF_FFE0))  // before the keyframe: not cached
+        cache.add(try message(.interframe, at: 0x0000_0010))
+        cache.add(try message(.audio, at: 0x0000_0005))  // after the wrap, before the frame
+        cache.add(try message(.audio, at: 0xFFFF_FFF8))
+        #expect(cache.messages.map(\.raw.timestamp) == [0xFFFF_FFF0, 0xFFFF_FFF8, 0x0000_0005, 0x0000_0010])
+    }
+
     @Test("audio counts in the byte and message caps: a GOP that audio pushes over a cap is abandoned")
     func audioInTheCaps() throws {
         let frame = try message(.keyframe, at: 0, size: 1000)
@@ -157,6 +168,20 @@ struct StreamAudioFormatTests {
         // A header longer than the fields is read only as far as they go.
         let long = [0xAF, 0x00, 0x11, 0x90] + [UInt8](repeating: 0xFF, count: 100_000)
         #expect(StreamAudioFormat(tagByte: 0xAF, aacHeader: long).sampleRate == 48000)
+    }
+
+    @Test("any bytes at all give a format or unknown fields, never a trap")
+    func hostileBytes() {
+        var generator = SystemRandomNumberGenerator()
+        for length in 0..<12 {
+            for _ in 0..<2000 {
+                let header = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                let format = StreamAudioFormat(tagByte: header.first ?? 0xAF, aacHeader: header)
+                #expect(!format.codec.isEmpty)
+                #expect(format.sampleRate.map { $0 > 0 && $0 < 1 << 24 } ?? true)
+                #expect(format.channels.map { (1...8).contains($0) } ?? true)
+            }
+        }
     }
 
     @Test("other formats: the FLV sound format's name, rate and channel bits")
