@@ -43,6 +43,9 @@ let package = Package(
             name: "liveline-bench", dependencies: ["LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
         .executableTarget(name: "compositor-bench", dependencies: ["LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
+        .executableTarget(
+            name: "audio-bench", dependencies: ["LiveCore", "LiveCapture", "LiveCodec", "LiveMix"], path: "Benchmarks/AudioBench",
+            swiftSettings: optimize),
         .executableTarget(name: "rtmp-load", dependencies: ["LiveRTMP", "LiveNet"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.

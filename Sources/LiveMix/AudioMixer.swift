@@ -53,6 +53,8 @@ public struct AudioMixer: Sendable {
         let fits = peak > ceiling ? ceiling / peak : 1
         gain = min(fits, gain + (1 - gain) * release)
         guard gain < 1 else { return }
-        for index in samples.indices { samples[index] *= gain }
+        // peak × (ceiling / peak) may round one step above the ceiling: clamp that step.
+        let ceiling = ceiling
+        for index in samples.indices { samples[index] = min(ceiling, max(-ceiling, samples[index] * gain)) }
     }
 }

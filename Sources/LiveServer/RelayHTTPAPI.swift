@@ -113,6 +113,8 @@ public enum RelayHTTPAPI {
         metric("liveline_stream_players", "gauge", "Players of the stream.", listed.map { (labels($0), String($0.players)) })
         metric("liveline_stream_bitrate_bits_per_second", "gauge", "Media bitrate over the last second.",
                listed.map { (labels($0), String($0.bitrate)) })
+        metric("liveline_stream_audio_bitrate_bits_per_second", "gauge", "Audio bitrate over the last second (streams with audio).",
+               listed.compactMap { stream in stream.audioBitrate.map { (labels(stream), String($0)) } })
         metric("liveline_stream_fps", "gauge", "Video frames per second over the last second.",
                listed.map { (labels($0), String($0.fps)) })
         metric("liveline_stream_frames_total", "counter", "Video frames relayed since the publisher started.",

@@ -124,8 +124,14 @@ final class RelayStream: @unchecked Sendable {
     private var frames: UInt64 = 0
     private var windowStartMicros: UInt64 = 0
     private var windowBytes = 0
+    private var windowAudioBytes = 0
     private var windowFrames = 0
     private var measuredBitrate = 0
+    private var measuredAudioBitrate = 0
+    /// The first byte of the newest audio message (FLV AUDIODATA's format, rate and
+    /// channel bits), nil before any audio; and the newest AAC sequence header.
+    private var audioTagByte: UInt8?
+    private var aacHeader: [UInt8]?
     private var measuredFPS = 0.0
 
     init(key: StreamKey, chunkSize: Int, gopLimits: GOPCache.Limits, maxMergeMicros: UInt64 = 100_000) {
@@ -186,11 +192,15 @@ final class RelayStream: @unchecked Sendable {
             gop.reset()
             metadata = nil
             codecID = nil
+            audioTagByte = nil
+            aacHeader = nil
             frames = 0
             windowStartMicros = nowMicros
             windowBytes = 0
+            windowAudioBytes = 0
             windowFrames = 0
             measuredBitrate = 0
+            measuredAudioBitrate = 0
             measuredFPS = 0
             publisher = PublisherSlot(publisher: candidate, address: address, query: query,
                                       lastActivityMicros: nowMicros, startedMicros: nowMicros)
@@ -208,6 +218,7 @@ final class RelayStream: @unchecked Sendable {
             gop.reset()
             chargeGOP()
             measuredBitrate = 0
+            measuredAudioBitrate = 0
             measuredFPS = 0
             return groups
         }
@@ -363,8 +374,12 @@ final class RelayStream: @unchecked Sendable {
             if case .data(let data)? = try? RTMPMessage(decoding: message.raw) { metadata = data.metadata }
         case .videoHeader, .keyframe, .interframe:
             codecID = message.raw.payload.first.map { $0 & 0x0F }
-        default:
-            break
+        case .audioHeader, .audio:
+            guard let first = message.raw.payload.first else { break }
+            audioTagByte = first
+            windowAudioBytes += message.payloadCount
+            // A header may be as large as any message: keep only what the format reader reads.
+            if message.kind == .audioHeader { aacHeader = Array(message.raw.payload.prefix(2 + StreamAudioFormat.maxConfigBytes)) }
         }
         if message.kind.isVideoFrame {
             frames += 1
@@ -374,9 +389,11 @@ final class RelayStream: @unchecked Sendable {
         let elapsed = nowMicros &- windowStartMicros
         if elapsed >= 1_000_000 {
             measuredBitrate = Int(Double(windowBytes) * 8 * 1_000_000 / Double(elapsed))
+            measuredAudioBitrate = Int(Double(windowAudioBytes) * 8 * 1_000_000 / Double(elapsed))
             measuredFPS = Double(windowFrames) * 1_000_000 / Double(elapsed)
             windowStartMicros = nowMicros
             windowBytes = 0
+            windowAudioBytes = 0
             windowFrames = 0
         }
     }
@@ -426,12 +443,16 @@ final class RelayStream: @unchecked Sendable {
                                    peakQueuedBytes: slot.counters.peakQueuedBytes.load(ordering: .relaxed))
             }
             let codec: String? = codecID.map { $0 == FLVVideoTag.CodecID.avc ? "h264" : "codec \($0)" }
+            let audio = audioTagByte.map { StreamAudioFormat(tagByte: $0, aacHeader: aacHeader) }
+            let live = publisher != nil && fresh
             return StreamStats(
                 app: key.app, name: key.name, publisher: publisher?.address, codec: codec,
                 width: metadata?.width.flatMap { Int(exactly: $0.rounded()) },
                 height: metadata?.height.flatMap { Int(exactly: $0.rounded()) },
-                fps: publisher != nil && fresh ? (measuredFPS * 100).rounded() / 100 : 0,
-                bitrate: publisher != nil && fresh ? measuredBitrate : 0,
+                fps: live ? (measuredFPS * 100).rounded() / 100 : 0,
+                bitrate: live ? measuredBitrate : 0,
+                audioCodec: audio?.codec, audioSampleRate: audio?.sampleRate, audioChannels: audio?.channels,
+                audioBitrate: audio.map { _ in live ? measuredAudioBitrate : 0 },
                 players: playerCount,
                 droppedFrames: droppedFrames.load(ordering: .relaxed),
                 frames: frames,

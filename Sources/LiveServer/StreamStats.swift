@@ -24,6 +24,15 @@ public struct StreamStats: Codable, Equatable, Sendable {
     public var fps: Double
     /// Audio and video payload bits per second, measured over the last second.
     public var bitrate: Int
+    /// "aac", or the FLV sound format's name ("mp3", "speex", …); nil (absent from the
+    /// JSON, as every audio field) while the stream has sent no audio.
+    public var audioCodec: String?
+    /// Samples per second of the audio (AAC: from its AudioSpecificConfig), nil when unknown.
+    public var audioSampleRate: Int?
+    /// Channels of the audio, nil when unknown.
+    public var audioChannels: Int?
+    /// Audio payload bits per second, measured over the last second as `bitrate` is.
+    public var audioBitrate: Int?
     public var players: Int
     /// Video frames not sent to players that fell behind, summed over players.
     public var droppedFrames: UInt64

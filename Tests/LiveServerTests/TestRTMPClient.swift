@@ -75,6 +75,22 @@ final class TestRTMPClient {
         socket.send(core.takeOutput())
     }
 
+    func sendAudio(_ payload: [UInt8], timestamp: UInt32) throws {
+        try core.sendAudio(payload, timestamp: timestamp)
+        socket.send(core.takeOutput())
+    }
+
+    /// The audio and video messages received so far, in order ("a" or "v" with the timestamp).
+    var mediaStamps: [String] {
+        events.compactMap { event in
+            switch event {
+            case .video(let raw): "v\(raw.timestamp)"
+            case .audio(let raw): "a\(raw.timestamp)"
+            default: nil
+            }
+        }
+    }
+
     func sendMetadata(_ metadata: RTMPStreamMetadata) throws {
         try core.sendMetadata(metadata)
         socket.send(core.takeOutput())
