@@ -10,6 +10,13 @@ public enum GuestEvent: Sendable, Equatable {
     case ok
     /// The first decoded frame, with its size (seed: onRtmpPlayerStart).
     case firstFrame(width: Int, height: Int)
+    /// The first decoded audio, with its rate and channels (LiveLine's own: with
+    /// `firstFrame`, or alone for an audio-only stream, it says the stream is there).
+    case firstAudio(sampleRate: Int, channels: Int)
+    /// The stream's (the hoster's) audio level 0–100 over the audio decoded since the
+    /// last one (`AudioLevel`: 0 at −60 dBFS, 100 at full scale), at most once every
+    /// `showTime` ms (seed: onRTCHosterAudioActive:audioLevel:showTime:).
+    case hosterAudioActive(level: Int, showTime: Int)
     /// Once a second after the first frame (seed: onRtmpPlayerStatus:cacheTime bitrate:).
     case status(GuestStatus)
     /// 0 when the picture stalls, 100 when it moves again (seed: onRtmpPlayerLoading:).
@@ -32,6 +39,8 @@ public enum GuestEvent: Sendable, Equatable {
         switch self {
         case .ok: "ok"
         case .firstFrame: "firstFrame"
+        case .firstAudio: "firstAudio"
+        case .hosterAudioActive: "hosterAudioActive"
         case .status: "status"
         case .buffering: "buffering"
         case .reconnecting: "reconnecting"

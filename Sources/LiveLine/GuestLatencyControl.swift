@@ -67,4 +67,17 @@ public struct GuestLatencyControl: Sendable, Equatable {
         }
         return Plan(drop: drop, decodeSilently: silent)
     }
+
+    /// How many of the buffered audio frames (their pts in ms, oldest first) to drop from
+    /// the front. With the video skipped (`videoCutMilliseconds`: the time of the first
+    /// video packet that will be shown), audio skips to the same point, so it never lags
+    /// the picture. Without video in the buffer (an audio-only stream), audio is cut on
+    /// its own, as video is: past target + tolerance, to `targetMilliseconds` behind the
+    /// newest frame.
+    public func audioDrop(_ ptsMilliseconds: [Int64], videoCutMilliseconds: Int64?) -> Int {
+        if let cut = videoCutMilliseconds { return ptsMilliseconds.prefix { $0 < cut }.count }
+        guard let first = ptsMilliseconds.first, let newest = ptsMilliseconds.last,
+              newest - first > Int64(targetMilliseconds + toleranceMilliseconds) else { return 0 }
+        return ptsMilliseconds.prefix { newest - $0 > Int64(targetMilliseconds) }.count
+    }
 }

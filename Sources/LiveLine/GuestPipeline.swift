@@ -1,5 +1,6 @@
 import Foundation
 import LiveAuth
+import LiveCapture
 import LiveCodec
 import LiveCore
 import LiveNet
@@ -7,8 +8,20 @@ import LiveRTMP
 
 /// The guest's pipeline (DESIGN.md §2):
 ///
-///     server ─► RTMPPlayer ─► queue ─► H.264 decoder ─► stats, y4m, snapshot; recorder
-///               (event loop)           └──────────── decode thread ────────────┘
+///     server ─► RTMPPlayer ─► queue ─► H.264 decoder ─► stats, y4m, snapshot; recorder, out
+///               (event loop)         └► AAC decoder ──► stats, level, wav, pcm, onAudio; recorder, out
+///                                      └──────────── decode thread ────────────┘
+///
+/// Audio is decoded on the decode thread too, in the order the player delivered it
+/// (stream order, interleaved with the video by timestamp): AAC costs a few tens of µs a
+/// frame, one thread keeps both tracks in one order for the outputs that interleave them
+/// (`--out`, `--record`) and for latency control, and no lock or second queue is needed.
+/// Both tracks keep the stream's timestamps, so outputs stay in sync by pts.
+///
+/// Audio-only streams: the stream is known to be audio-only when its onMetaData names an
+/// audio codec and no video (no `videocodecid`, `width` or `height`), or, without such
+/// metadata, once a second of audio came with no AVC header. Any audio counts as the
+/// stream being there: the "no media" timeout waits for video or audio.
 ///
 /// The player runs on its own event loop; packets cross to the decode thread through a
 /// bounded queue. When the decoder falls that far behind, new packets are dropped
@@ -23,7 +36,8 @@ import LiveRTMP
 /// Reconnect: once playing, a lost connection is retried with `reconnect`'s backoff on
 /// the same loop; packets are dropped to the next keyframe after it.
 /// The run ends at the frame limit, the duration, the end of the stream, `stop()`, or an
-/// error (connect refused, stream refused, no video within the timeout, a broken output).
+/// error (connect refused, stream refused, no video or audio within the timeout, a broken
+/// output).
 public final class GuestPipeline: @unchecked Sendable {
     // @unchecked: fields marked "decode" are touched only on the decode thread, "loop"
     // only on the player's loop thread, the rest under `lock`.
@@ -40,8 +54,19 @@ public final class GuestPipeline: @unchecked Sendable {
         public var snapshotPath: String?
         /// Write decoded frames as YUV4MPEG2 here ("-": standard output).
         public var y4mPath: String?
-        /// Record the received packets to this .flv/.mp4, without re-encoding.
+        /// Record the received packets (video and audio) to this .flv/.mp4, without re-encoding.
         public var recordPath: String?
+        /// Write decoded audio as a 16-bit PCM WAV here ("-": standard output, with a
+        /// streaming header).
+        public var wavPath: String?
+        /// Write decoded audio as raw s16le interleaved samples here ("-": standard output).
+        public var pcmPath: String?
+        /// Write both tracks, copied as received (H.264, AAC), to this .nut/.mkv ("-": NUT
+        /// on standard output).
+        public var outPath: String?
+        /// The least time between two `hosterAudioActive` events, in ms (the seed's
+        /// showTime); nil: none.
+        public var audioLevelIntervalMilliseconds: Int? = 500
         /// Packets between the player and the decoder.
         public var queueCapacity = 300
         /// The latency control's buffer target in ms (nil: no latency control).
@@ -63,14 +88,14 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     public enum Error: Swift.Error, CustomStringConvertible, Sendable {
-        /// Playing started but no video came within the timeout.
-        case noVideo(url: String, seconds: Double)
+        /// Playing started but neither video nor audio came within the timeout.
+        case noMedia(url: String, seconds: Double)
         case player(RTMPClientError)
 
         public var description: String {
             switch self {
-            case .noVideo(let url, let seconds):
-                "\(url): no video within \(String(format: "%g", seconds)) s of play start (is the stream being published?)"
+            case .noMedia(let url, let seconds):
+                "\(url): no video or audio within \(String(format: "%g", seconds)) s of play start (is the stream being published?)"
             case .player(let error): "\(error)"
             }
         }
@@ -80,6 +105,8 @@ public final class GuestPipeline: @unchecked Sendable {
         case metadata(RTMPStreamMetadata)
         case configuration([UInt8], H264Bitstream.AVCDecoderConfiguration)
         case video(RTMPVideoPacket)
+        case audioConfiguration([UInt8], AACAudioSpecificConfig)
+        case audio(RTMPAudioPacket)
         case end(EndReason, Swift.Error?)
         case playing
         case reconnecting(Int)
@@ -89,6 +116,9 @@ public final class GuestPipeline: @unchecked Sendable {
     public var onEvent: ((GuestEvent) -> Void)?
     /// Every shown frame, on the decode thread; the frame is reused afterwards.
     public var onFrame: ((VideoFrame) -> Void)?
+    /// Every decoded audio frame (planar float, the stream's rate and channels), on the
+    /// decode thread; set before `start()`.
+    public var onAudio: ((AudioFrame) -> Void)?
 
     public let configuration: Configuration
     private let queue: BoundedQueue<Input>
@@ -98,6 +128,7 @@ public final class GuestPipeline: @unchecked Sendable {
     private let lock = NSLock()
     private var _stats = GuestStats()
     private var latency = LatencyStatistics()
+    private var sync = AVSyncMeter()
     private var _endReason: EndReason?
     private var _error: Swift.Error?
     private var stopRequested: EndReason?
@@ -107,7 +138,8 @@ public final class GuestPipeline: @unchecked Sendable {
     // Loop.
     private var skippingToKeyframe = false
     private var resendConfiguration: Input?
-    private var sawVideo = false
+    private var resendAudioConfiguration: Input?
+    private var sawMedia = false
     private var noVideoTimer: TimerHandle?
     private var everPlayed = false
     private var attempt = 0
@@ -118,6 +150,16 @@ public final class GuestPipeline: @unchecked Sendable {
     private var decoderConfiguration: H264Bitstream.AVCDecoderConfiguration?
     private var y4m: Y4MWriter?
     private var recorder: GuestRecorder?
+    private var out: GuestRecorder?
+    private var wav: PCMWriter?
+    private var pcm: PCMWriter?
+    private var audioDecoder: AACDecoder?
+    private var audioConfiguration: [UInt8]?
+    private var firstAudioMicros: Int64?
+    private var audioOnlyByMetadata = false
+    private var levels = AudioLevelMeter()
+    private var lastLevelEventMicros: UInt64 = 0
+    private var firstAudioShown = false
     private var lastFrame: VideoFrame?
     private var metadata: RTMPStreamMetadata?
     private var backlog: [Input] = []
@@ -131,6 +173,10 @@ public final class GuestPipeline: @unchecked Sendable {
         self.configuration = configuration
         queue = BoundedQueue(capacity: configuration.queueCapacity, policy: .dropNewest)
         if let path = configuration.recordPath { recorder = try GuestRecorder(path: path) }
+        if let path = configuration.outPath {
+            out = try GuestRecorder(path: path, containers: [.nut, .matroska], what: "--out")
+            if path != "-" { try OutputFile.checkWritable(path, what: "--out file") }
+        }
         if let path = configuration.snapshotPath, !path.lowercased().hasSuffix(".png") {
             throw LiveError(.invalidParams, "snapshot '\(path)': the file name must end in .png")
         }
@@ -154,6 +200,11 @@ public final class GuestPipeline: @unchecked Sendable {
         copy.latencyStartP50Ms = latency.p50Ms(fraction: 0.1, fromEnd: false)
         copy.latencyEndP50Ms = latency.p50Ms(fraction: 0.1, fromEnd: true)
         copy.latencySamples = latency.count
+        if let (p50, p95) = sync.p50p95Ms {
+            copy.avSyncP50Ms = p50
+            copy.avSyncP95Ms = p95
+        }
+        copy.avSyncSamples = sync.offsets.count
         return copy
     }
 
@@ -183,6 +234,8 @@ public final class GuestPipeline: @unchecked Sendable {
     /// Opens the outputs, starts the player's loop and the decode thread; returns at once.
     public func start() throws {
         if let path = configuration.y4mPath { y4m = try Y4MWriter(path: path) }
+        if let path = configuration.wavPath { wav = try PCMWriter(path: path, format: .wav) }
+        if let path = configuration.pcmPath { pcm = try PCMWriter(path: path, format: .raw) }
         let url = try configuration.tokenProvider.map(StreamTokenSource.init)?
             .url(for: configuration.url, timeout: configuration.timeout) ?? configuration.url
         let loop = try EventLoop(name: "liveline-guest")
@@ -277,10 +330,18 @@ public final class GuestPipeline: @unchecked Sendable {
         case .decoderConfiguration(let avcC, let configuration):
             let input = Input.configuration(avcC, configuration)
             if !push(input) { resendConfiguration = input }
+        case .audioConfiguration(let asc, let config):
+            let input = Input.audioConfiguration(asc, config)
+            if !push(input) { resendAudioConfiguration = input }
+        case .audio(let packet):
+            sawMediaNow()
+            if let pending = resendAudioConfiguration {
+                guard push(pending) else { return countDrop(audio: true) }
+                resendAudioConfiguration = nil
+            }
+            if !push(.audio(packet)) { countDrop(audio: true) }
         case .video(let packet):
-            sawVideo = true
-            noVideoTimer?.cancel()
-            noVideoTimer = nil
+            sawMediaNow()
             if skippingToKeyframe {
                 guard packet.isKeyframe else { return countDrop() }
                 skippingToKeyframe = false
@@ -312,21 +373,32 @@ public final class GuestPipeline: @unchecked Sendable {
             push(.playing)
             // nginx-rtmp answers play of an unpublished name with Play.Start and then
             // silence: without a bound the guest would wait forever.
-            guard noVideoTimer == nil, !sawVideo, let loop else { return }
+            guard noVideoTimer == nil, !sawMedia, let loop else { return }
             noVideoTimer = loop.schedule(after: configuration.timeout) { [weak self] in
-                guard let self, !self.sawVideo else { return }
+                guard let self, !self.sawMedia else { return }
                 let limit = configuration.timeout.components
                 let seconds = Double(limit.seconds) + Double(limit.attoseconds) / 1e18
-                self.forcePush(.end(.failed, Error.noVideo(url: configuration.url.description, seconds: seconds)))
+                self.forcePush(.end(.failed, Error.noMedia(url: configuration.url.description, seconds: seconds)))
             }
         case .connected, .status:
             break
         }
     }
 
-    private func countDrop() {
+    private func sawMediaNow() {
+        sawMedia = true
+        noVideoTimer?.cancel()
+        noVideoTimer = nil
+    }
+
+    private func countDrop(audio: Bool = false) {
         lock.lock()
-        _stats.droppedPackets += 1
+        if audio {
+            _stats.audioPackets += 1
+            _stats.skippedAudioPackets += 1
+        } else {
+            _stats.droppedPackets += 1
+        }
         lock.unlock()
     }
 
@@ -370,26 +442,47 @@ public final class GuestPipeline: @unchecked Sendable {
             // Everything received so far: latency control looks at all of it at once.
             while backlog.count < configuration.queueCapacity, let next = queue.pop(timeout: 0) { backlog.append(next) }
             var plan = GuestLatencyControl.Plan.none
+            var audioDrop = 0
             if let control {
                 let packets = backlog.compactMap { input -> GuestLatencyControl.Packet? in
                     guard case .video(let packet) = input else { return nil }
                     return GuestLatencyControl.Packet(dtsMilliseconds: packet.dts.milliseconds, isKeyframe: packet.isKeyframe)
                 }
                 plan = control.plan(packets)
-                if plan != .none {
+                let audio = backlog.compactMap { input -> Int64? in
+                    guard case .audio(let packet) = input else { return nil }
+                    return packet.pts.milliseconds
+                }
+                // Audio skips to the first video packet that will be shown.
+                let cut = plan == .none ? nil : packets[min(packets.count - 1, plan.drop + plan.decodeSilently)].dtsMilliseconds
+                audioDrop = packets.isEmpty || cut != nil ? control.audioDrop(audio, videoCutMilliseconds: cut) : 0
+                if plan != .none || audioDrop > 0 {
                     lock.lock()
                     _stats.skippedPackets += plan.drop
                     _stats.silentFrames += plan.decodeSilently
+                    _stats.skippedAudioPackets += audioDrop
+                    _stats.audioPackets += audioDrop
                     lock.unlock()
                 }
             }
-            var videoIndex = 0
+            var videoIndex = 0, audioIndex = 0
             for input in backlog {
                 do {
                     switch input {
                     case .metadata(let metadata):
                         self.metadata = metadata
                         if let fps = metadata.framerate { y4m?.setFrameRate(fps) }
+                        audioOnlyByMetadata = metadata.audioCodecID != nil && metadata.videoCodecID == nil
+                            && metadata.width == nil && metadata.height == nil
+                    case .audioConfiguration(let asc, let config):
+                        configureAudio(asc: asc, config)
+                    case .audio(let packet):
+                        defer { audioIndex += 1 }
+                        if audioIndex < audioDrop {
+                            currentPlayer?.markConsumed(upTo: packet.pts)
+                            continue
+                        }
+                        try decodeAudio(packet)
                     case .configuration(let avcC, let configuration):
                         try configure(avcC: avcC, configuration)
                     case .video(let packet):
@@ -413,6 +506,22 @@ public final class GuestPipeline: @unchecked Sendable {
                         failure = error
                         break loop
                     }
+                } catch let error as PCMWriter.Error {
+                    if case .readerClosed = error {
+                        reason = .stopped
+                    } else {
+                        reason = .failed
+                        failure = error
+                    }
+                    break loop
+                } catch let error as OutError {
+                    if error.readerClosed {
+                        reason = .stopped
+                    } else {
+                        reason = .failed
+                        failure = error
+                    }
+                    break loop
                 } catch let error as Y4MWriter.Error {
                     if case .readerClosed = error {
                         reason = .stopped
@@ -455,6 +564,7 @@ public final class GuestPipeline: @unchecked Sendable {
 
     private func configure(avcC: [UInt8], _ configuration: H264Bitstream.AVCDecoderConfiguration) throws {
         recorder?.setConfiguration(configuration)
+        out?.setConfiguration(configuration)
         guard configuration != decoderConfiguration || decoder == nil else { return }
         if let decoder {
             for frame in (try? decoder.flush()) ?? [] { try present(frame) }
@@ -484,18 +594,21 @@ public final class GuestPipeline: @unchecked Sendable {
         if show {
             for frame in frames { try present(frame) }
         }
-        if let recorder {
+        if recorder != nil || out != nil {
             let fps = Self.wholeNumber(metadata?.framerate, in: 1...1000) ?? 30
             let width = lastFrame?.width ?? Self.wholeNumber(metadata?.width, in: 1...16384) ?? 0
             let height = lastFrame?.height ?? Self.wholeNumber(metadata?.height, in: 1...16384) ?? 0
-            do {
-                try recorder.write(packet, width: width, height: height, fps: fps)
-                lock.lock()
-                _stats.recordedPackets = recorder.packetsWritten
-                lock.unlock()
-            } catch {
-                stopRecording(recorder, after: error)
+            if let recorder {
+                do {
+                    try recorder.write(packet, width: width, height: height, fps: fps)
+                    lock.lock()
+                    _stats.recordedPackets = recorder.packetsWritten
+                    lock.unlock()
+                } catch {
+                    stopRecording(recorder, after: error)
+                }
             }
+            try writeOut { try $0.write(packet, width: width, height: height, fps: fps) }
         }
         if let limit = configuration.frameLimit {
             lock.lock()
@@ -504,6 +617,117 @@ public final class GuestPipeline: @unchecked Sendable {
             if frames >= limit { return .frameLimit }
         }
         return nil
+    }
+
+    /// A failed `--out` write. Unlike the recording, it ends the run (it is the output
+    /// asked for), as a stop when the reader of standard output went away.
+    struct OutError: Swift.Error, CustomStringConvertible {
+        let path: String
+        let cause: Swift.Error
+
+        var readerClosed: Bool { path == "-" && (cause as? FFmpegError)?.code == -EPIPE }
+        var description: String { "writing --out \(path == "-" ? "to standard output" : path) failed: \(cause)" }
+    }
+
+    private func writeOut(_ body: (GuestRecorder) throws -> Void) throws {
+        guard let out else { return }
+        do {
+            try body(out)
+        } catch {
+            throw OutError(path: out.path, cause: error)
+        }
+        lock.lock()
+        _stats.outPackets = out.packetsWritten + out.audioPacketsWritten
+        lock.unlock()
+    }
+
+    /// The stream's AAC header: a decoder for it (a new one when it changed). A header
+    /// FFmpeg cannot open is counted and reported once; audio is skipped until a good one.
+    private func configureAudio(asc: [UInt8], _ config: AACAudioSpecificConfig) {
+        recorder?.setAudioConfiguration(asc: asc, config)
+        out?.setAudioConfiguration(asc: asc, config)
+        guard asc != audioConfiguration || audioDecoder == nil else { return }
+        audioConfiguration = asc
+        do {
+            audioDecoder = try AACDecoder(audioSpecificConfig: asc)
+        } catch {
+            audioDecoder = nil
+            Log.warning("\(configuration.url): the AAC decoder refused the stream's audio header: \(error)")
+            lock.lock()
+            _stats.audioDecodeErrors += 1
+            lock.unlock()
+        }
+    }
+
+    /// The stream has no video: its metadata says so, or a second of audio came before
+    /// any AVC header.
+    private func isAudioOnly(at pts: MediaTime) -> Bool {
+        guard decoderConfiguration == nil else { return false }
+        if audioOnlyByMetadata { return true }
+        if firstAudioMicros == nil { firstAudioMicros = pts.micros }
+        return pts.micros - firstAudioMicros! >= 1_000_000
+    }
+
+    /// Decodes one AAC frame and hands the audio on: stats, level, sync, writers, the
+    /// hook; the packet itself goes to the recording and `--out`.
+    private func decodeAudio(_ packet: RTMPAudioPacket) throws {
+        currentPlayer?.markConsumed(upTo: packet.pts)
+        let audioOnly = isAudioOnly(at: packet.pts)
+        lock.lock()
+        _stats.audioPackets += 1
+        _stats.audioOnly = audioOnly
+        lock.unlock()
+        if let recorder {
+            do {
+                try recorder.write(audio: packet, audioOnly: audioOnly)
+                lock.lock()
+                _stats.recordedPackets = recorder.packetsWritten + recorder.audioPacketsWritten
+                lock.unlock()
+            } catch {
+                stopRecording(recorder, after: error)
+            }
+        }
+        try writeOut { try $0.write(audio: packet, audioOnly: audioOnly) }
+        guard let audioDecoder else { return }
+        let frames: [AudioFrame]
+        do {
+            frames = try audioDecoder.decode(packet.data, pts: packet.pts)
+        } catch {
+            lock.lock()
+            _stats.audioDecodeErrors += 1
+            lock.unlock()
+            return
+        }
+        for frame in frames { try present(frame) }
+    }
+
+    private func present(_ frame: AudioFrame) throws {
+        levels.add(frame)
+        lock.lock()
+        sync.audio(frame)
+        lock.unlock()
+        try wav?.write(frame)
+        try pcm?.write(frame)
+        lock.lock()
+        _stats.audioFrames += 1
+        _stats.audioSampleRate = frame.sampleRate
+        _stats.audioChannels = frame.channelCount
+        _stats.audioLevel = levels.level
+        _stats.wavBytes = wav?.bytesWritten ?? 0
+        _stats.pcmBytes = pcm?.bytesWritten ?? 0
+        lock.unlock()
+        if !firstAudioShown {
+            firstAudioShown = true
+            onEvent?(.firstAudio(sampleRate: frame.sampleRate, channels: frame.channelCount))
+        }
+        if let interval = configuration.audioLevelIntervalMilliseconds {
+            let now = Clock.monotonicMicros()
+            if now - lastLevelEventMicros >= UInt64(interval) * 1000, let level = levels.takeSinceLast() {
+                lastLevelEventMicros = now
+                onEvent?(.hosterAudioActive(level: level, showTime: interval))
+            }
+        }
+        onAudio?(frame)
     }
 
     /// An onMetaData number as a whole number in `range`, nil when it is missing or is
@@ -545,6 +769,9 @@ public final class GuestPipeline: @unchecked Sendable {
             _stats.y4mFrames = y4m.framesWritten
             lock.unlock()
         }
+        lock.lock()
+        sync.frame(pts: frame.pts.micros, lit: TestPatternSource.markerLit(in: frame))
+        lock.unlock()
         // Holding the frame keeps one pool buffer from reuse, which costs no copy.
         lastFrame = frame
         lastShownMicros = monotonic
@@ -582,6 +809,14 @@ public final class GuestPipeline: @unchecked Sendable {
             }
         }
         do {
+            try wav?.finish()
+            do {
+                try out?.finish()
+            } catch {
+                // The reader of standard output went away: nothing more to finish.
+                let outError = OutError(path: out?.path ?? "", cause: error)
+                if !outError.readerClosed { throw outError }
+            }
             if let path = configuration.snapshotPath, let frame = lastFrame {
                 let image = try Scaler().rgbaImage(from: frame)
                 try ImageFile.writePNG(image, path: path)
@@ -593,6 +828,7 @@ public final class GuestPipeline: @unchecked Sendable {
             if failure == nil { failure = error }
         }
         y4m = nil
+        (wav, pcm, out) = (nil, nil, nil)
         lock.lock()
         _endReason = failure == nil ? reason : .failed
         _error = failure
@@ -603,7 +839,7 @@ public final class GuestPipeline: @unchecked Sendable {
         // The server refused the play (its code: 213 no token, 104 not allowed, else 102),
         // or nothing was published there within the timeout (102).
         case Error.player(let error)?: error.refusalCode ?? .networkDisconnected
-        case Error.noVideo?: .liveError
+        case Error.noMedia?: .liveError
         default: .networkDisconnected
         }
         onEvent?(.closed(code))

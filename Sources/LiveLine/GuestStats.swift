@@ -42,6 +42,32 @@ public struct GuestStats: Sendable, Equatable {
     public var recordingError: String?
     /// The snapshot (`snapshotPath`) was written at the end of the run.
     public var snapshotWritten = false
+    /// AAC frames received from the player (those latency control skipped included).
+    public var audioPackets = 0
+    /// Audio frames decoded.
+    public var audioFrames = 0
+    /// The rate and channels of the decoded audio (nil before the first).
+    public var audioSampleRate: Int?
+    public var audioChannels: Int?
+    /// The level 0–100 (`AudioLevel`) of the last second of decoded audio; nil before any.
+    public var audioLevel: Int?
+    /// AAC frames latency control skipped with the video (or, without video, alone).
+    public var skippedAudioPackets = 0
+    /// AAC frames the decoder refused, and headers it could not be opened with.
+    public var audioDecodeErrors = 0
+    /// The stream has no video (its metadata says so, or a second of audio came
+    /// without a video header).
+    public var audioOnly = false
+    /// A/V sync (`AVSyncMeter`): audio marker beep − marked video frame, ms, positive
+    /// when audio is late; nil without pairs (streams without the test source's markers).
+    public var avSyncP50Ms: Double?
+    public var avSyncP95Ms: Double?
+    public var avSyncSamples = 0
+    /// Sample bytes written to `--wav` and `--pcm` (headers not counted).
+    public var wavBytes: UInt64 = 0
+    public var pcmBytes: UInt64 = 0
+    /// Video and audio packets written to `--out`.
+    public var outPackets = 0
 
     public init() {}
 }

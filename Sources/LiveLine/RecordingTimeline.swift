@@ -64,4 +64,12 @@ public struct RecordingTimeline: Sendable {
         self.last = (dts, arrival, out)
         return (out, out + composition)
     }
+
+    /// The recording time (µs) of another track's packet at stream time `pts` (µs): the
+    /// shift the last placed packet got, so both tracks keep one origin. nil before the
+    /// first placed packet.
+    public func placeBeside(pts: Int64) -> Int64? {
+        guard let last else { return nil }
+        return pts + (last.out - last.dts)
+    }
 }

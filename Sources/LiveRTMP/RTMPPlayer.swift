@@ -5,8 +5,13 @@ import LiveNet
 
 /// Plays one RTMP stream (seed: the guest's `startRtmpPlay`, reported through
 /// onRtmpPlayerOk / onRtmpPlayerStart / onRtmpPlayerClosed) on a LiveNet event loop:
-/// connect, play, then the metadata, the decoder configuration and each video packet,
-/// delivered to `onEvent` on the loop thread. Audio is counted and skipped.
+/// connect, play, then the metadata, the decoder configurations and each video and AAC
+/// audio packet, delivered to `onEvent` on the loop thread in stream order.
+///
+/// Audio: the AAC sequence header and raw frames are read with `RTMPAudioMessage`
+/// (checked and bounded). A refused audio header or frame never ends the play: it is
+/// logged once and audio is ignored until a valid header comes; audio in another format
+/// (MP3, Speex…) is counted in `ignoredAudioPackets` and ignored, with one warning.
 ///
 /// `start()`, `close()`, `stats` and `markConsumed(upTo:)` may be called from any
 /// thread.
@@ -44,6 +49,10 @@ public final class RTMPPlayer: @unchecked Sendable {
         /// The AVC sequence header: the AVCDecoderConfigurationRecord as sent and parsed.
         case decoderConfiguration(avcC: [UInt8], H264Bitstream.AVCDecoderConfiguration)
         case video(RTMPVideoPacket)
+        /// The AAC sequence header: the AudioSpecificConfig as sent and as read.
+        case audioConfiguration(asc: [UInt8], AACAudioSpecificConfig)
+        /// A raw AAC frame, after an `audioConfiguration`.
+        case audio(RTMPAudioPacket)
         /// A status the flow did not consume (Play.Reset, Play.PublishNotify…).
         case status(RTMPStatus)
         /// The publisher went away (Stream EOF or Play.UnpublishNotify); the connection
@@ -62,7 +71,11 @@ public final class RTMPPlayer: @unchecked Sendable {
         /// Bytes per second over the last second.
         public var receiveRate = 0.0
         public var videoPackets = 0
+        /// Audio messages received, all of them.
         public var audioPackets = 0
+        /// Audio messages not delivered: another codec than AAC, a refused header or
+        /// frame, frames before any header.
+        public var ignoredAudioPackets = 0
         /// Media time received but not yet consumed (`markConsumed(upTo:)`), in ms.
         public var bufferedMilliseconds = 0
 
@@ -79,7 +92,7 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// What the loop shares with the threads that read the player.
     private struct Shared {
         var stats = Stats()
-        /// The newest video dts received and the newest consumed, in µs.
+        /// The newest media (video dts, audio pts) received and the newest consumed, in µs.
         var newestDTS: Int64?
         var consumedDTS: Int64?
     }
@@ -94,6 +107,10 @@ public final class RTMPPlayer: @unchecked Sendable {
     private var sawTimestamp = false
     private var videoPackets = 0
     private var audioPackets = 0
+    private var ignoredAudioPackets = 0
+    /// An AAC header was delivered (and no refused one since): frames may follow.
+    private var audioConfigured = false
+    private var warnedAboutAudio = false
     private var rateMeter = ByteRateMeter()
     /// Refreshes the figures in `lifecycle` while connected.
     private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
@@ -186,8 +203,8 @@ public final class RTMPPlayer: @unchecked Sendable {
                 onEvent?(.streamEnded)
             case .metadata(let metadata, _):
                 onEvent?(.metadata(metadata))
-            case .audio:
-                audioPackets += 1
+            case .audio(let raw):
+                handleAudio(raw)
             case .video(let raw):
                 handleVideo(raw, client: client)
             case .publishing:
@@ -223,16 +240,54 @@ public final class RTMPPlayer: @unchecked Sendable {
         case .nalUnits:
             let dts = widen(raw.timestamp)
             videoPackets += 1
-            lifecycle.withLock { shared in
-                shared.newestDTS = dts * 1000
-                if shared.consumedDTS == nil { shared.consumedDTS = dts * 1000 }
-            }
+            received(upTo: dts)
             let packet = RTMPVideoPacket(avcc: tag.data, dts: MediaTime(milliseconds: dts),
                                          pts: MediaTime(milliseconds: dts + Int64(tag.compositionTime)),
                                          isKeyframe: tag.isKeyframe, receivedMicros: Clock.monotonicMicros())
             onEvent?(.video(packet))
         case .endOfSequence, nil:
             break
+        }
+    }
+
+    private func handleAudio(_ raw: RTMPRawMessage) {
+        audioPackets += 1
+        let message: RTMPAudioMessage
+        do {
+            message = try RTMPAudioMessage(parsing: raw.payload)
+        } catch {
+            audioConfigured = false
+            return ignoreAudio("\(error); audio is ignored until a valid AAC header")
+        }
+        switch message {
+        case .configuration(let config, let bytes):
+            audioConfigured = true
+            onEvent?(.audioConfiguration(asc: bytes, config))
+        case .frame(let data):
+            guard audioConfigured else { return ignoreAudio("AAC frames before any AAC header are ignored") }
+            let pts = widen(raw.timestamp)
+            received(upTo: pts)
+            onEvent?(.audio(RTMPAudioPacket(data: data, pts: MediaTime(milliseconds: pts), receivedMicros: Clock.monotonicMicros())))
+        case .unsupported(let format):
+            ignoreAudio("\(RTMPAudioMessage.formatName(format)) audio is not played (AAC only); it is ignored")
+        case .empty:
+            break
+        }
+    }
+
+    /// Counts an audio message not delivered; the first one is logged.
+    private func ignoreAudio(_ why: String) {
+        ignoredAudioPackets += 1
+        guard !warnedAboutAudio else { return }
+        warnedAboutAudio = true
+        Log.warning("RTMP play of \(url): \(why)")
+    }
+
+    /// Media up to `milliseconds` has been received.
+    private func received(upTo milliseconds: Int64) {
+        lifecycle.withLock { shared in
+            shared.newestDTS = milliseconds * 1000
+            if shared.consumedDTS == nil { shared.consumedDTS = milliseconds * 1000 }
         }
     }
 
@@ -259,6 +314,7 @@ public final class RTMPPlayer: @unchecked Sendable {
             shared.stats.receiveRate = rate
             shared.stats.videoPackets = videoPackets
             shared.stats.audioPackets = audioPackets
+            shared.stats.ignoredAudioPackets = ignoredAudioPackets
         }
     }
 

@@ -12,8 +12,11 @@ enum GuestCommand: Command {
         Usage: liveline guest RTMP_URL [options]
 
         Plays rtmp://host[:port]/app[/instance]/stream[?query], decodes the H.264 video
-        and reports frames, size, time to the first frame and, when the stream carries
-        LiveLine's capture-time SEI, glass-to-glass latency.
+        and the AAC audio and reports frames, size, time to the first frame, audio frames,
+        rate, channels and level and, when the stream carries LiveLine's capture-time
+        SEI, glass-to-glass latency, and when it carries the test source's markers, A/V
+        sync. An audio-only stream plays (its metadata names no video, or a second of
+        audio comes without it); other audio codecs than AAC are ignored with a warning.
 
         Stop conditions (default: until the stream ends or Ctrl-C):
           --frames N           stop after N decoded frames
@@ -23,14 +26,32 @@ enum GuestCommand: Command {
           --snapshot FILE.png  write the last decoded frame as a PNG at the end
           --y4m PATH|-         write decoded frames as YUV4MPEG2 to PATH, or stdout with '-'
                                (liveline guest URL --y4m - | ffplay -)
-          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode);
-                               it starts at 0 with the first keyframe received, and what a
-                               relay replays from its cache at the start is squeezed into
-                               the moment it arrived, so the file lasts as long as the play
+          --record FILE        record the received stream to FILE.flv or FILE.mp4 (no re-encode),
+                               video and audio; it starts at 0 with the first keyframe
+                               received, and what a relay replays from its cache at the
+                               start is squeezed into the moment it arrived, so the file
+                               lasts as long as the play
+          --out FILE|-         both tracks, copied as received (H.264, AAC: no re-encode), in
+                               one container: FILE.nut, FILE.mkv, or NUT on stdout with '-'
+                               (liveline guest URL --out - | ffplay -); starts as --record
+          --wav FILE|-         the decoded audio as a 16-bit PCM WAV (its sizes fixed at the
+                               end; with '-' on stdout, a streaming header)
+          --pcm FILE|-         the decoded audio as raw s16le samples, channels interleaved
+                               (ffplay -f s16le -ar RATE -ch_layout stereo -)
+                               Only one of --y4m, --out, --wav, --pcm can be '-'; --y4m
+                               stays video-only, --wav and --pcm audio-only
+          --level-ms MS        a {"event":"hosterAudioActive","level":0-100} line (with --stats
+                               json) at most every MS ms: the stream's audio level over the
+                               audio since the last one (default 500, 0: none)
           --stats json         one JSON object per second and a final {"event":"summary",...}
-                               on stdout (on stderr when --y4m - has stdout); otherwise a
-                               status line on stderr
-          --timeout SECONDS    limit for connecting, and again for the first video (default 10)
+                               on stdout (on stderr when an output has stdout); otherwise a
+                               status line on stderr. The summary's audio figures:
+                               audioFrames, audioSampleRate, audioChannels, audioLevel
+                               (0-100, the last second), avSyncP50Ms/avSyncP95Ms (marker
+                               beep - marked frame in stream time, positive: audio late;
+                               null without the test source's markers)
+          --timeout SECONDS    limit for connecting, and again for the first video or audio
+                               (default 10)
           --buffer-ms MS       latency control: the most received-but-unshown video kept;
                                past it the guest skips to the latest keyframe (default 150,
                                0: off)
@@ -70,6 +91,10 @@ enum GuestCommand: Command {
         let snapshot = try arguments.value("--snapshot")
         let y4m = try arguments.value("--y4m")
         let record = try arguments.value("--record")
+        let out = try arguments.value("--out")
+        let wav = try arguments.value("--wav")
+        let pcm = try arguments.value("--pcm")
+        let levelMs = try arguments.int("--level-ms", in: 0...3_600_000) ?? 500
         let timeout = try arguments.double("--timeout", in: 0.1...3600) ?? 10
         let bufferMs = try arguments.int("--buffer-ms", in: 0...60_000) ?? 150
         let tries = try arguments.int("--reconnect-tries", in: 0...1000)
@@ -108,6 +133,16 @@ enum GuestCommand: Command {
                 throw UsageError("--record needs a file ending in .flv or .mp4, not '\(record)'")
             }
         }
+        if let out, out != "-" {
+            let lower = out.lowercased()
+            guard lower.hasSuffix(".nut") || lower.hasSuffix(".mkv") else {
+                throw UsageError("--out needs a file ending in .nut or .mkv, or '-', not '\(out)'")
+            }
+        }
+        let onStandardOutput = [("--y4m", y4m), ("--out", out), ("--wav", wav), ("--pcm", pcm)].filter { $0.1 == "-" }.map(\.0)
+        guard onStandardOutput.count <= 1 else {
+            throw UsageError("\(onStandardOutput.joined(separator: " and ")) cannot both write to standard output ('-')")
+        }
 
         var configuration = GuestPipeline.Configuration(url: url)
         configuration.timeout = .milliseconds(Int64(timeout * 1000))
@@ -116,15 +151,19 @@ enum GuestCommand: Command {
         configuration.snapshotPath = snapshot
         configuration.y4mPath = y4m
         configuration.recordPath = record
+        configuration.outPath = out
+        configuration.wavPath = wav
+        configuration.pcmPath = pcm
+        configuration.audioLevelIntervalMilliseconds = levelMs == 0 ? nil : levelMs
         configuration.bufferTargetMilliseconds = bufferMs == 0 ? nil : bufferMs
         if let tries { configuration.reconnect.maxTries = tries }
         configuration.tokenProvider = tokenProvider
-        let report = GuestReport(json: json, toStandardError: y4m == "-", url: url.description)
+        let report = GuestReport(json: json, toStandardError: !onStandardOutput.isEmpty, url: url.description)
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
             line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
-                                     json: json, toStandardError: y4m == "-", tokenProvider: tokenProvider,
+                                     json: json, toStandardError: !onStandardOutput.isEmpty, tokenProvider: tokenProvider,
                                      reconnect: configuration.reconnect)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
@@ -262,7 +301,8 @@ struct GuestSession {
 /// Formats the guest's figures for people (stderr) or programs (JSON lines).
 struct GuestReport: Sendable {
     let json: Bool
-    /// Standard output carries video (`--y4m -`): every report line goes to stderr.
+    /// Standard output carries media (`--y4m -`, `--out -`, `--wav -`, `--pcm -`): every
+    /// report line goes to stderr.
     let toStandardError: Bool
     let url: String
     private let terminal = isatty(STDERR_FILENO) == 1
@@ -292,6 +332,7 @@ struct GuestReport: Sendable {
                 "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
                 "cacheMs": player.bufferedMilliseconds, "skipped": stats.skippedPackets + stats.silentFrames,
                 "reconnects": stats.reconnects, "waiting": waiting,
+                "audioFrames": stats.audioFrames, "audioLevel": stats.audioLevel,
             ]))
         } else if waiting {
             let line = String(format: "%6.1fs  waiting for the stream", elapsed)
@@ -303,6 +344,7 @@ struct GuestReport: Sendable {
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
             }
+            if let level = stats.audioLevel { line += "  audio level \(level)" }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         }
     }
@@ -317,6 +359,10 @@ struct GuestReport: Sendable {
         switch event {
         case .firstFrame(let width, let height):
             emitJSON(jsonLine(["event": event.name, "width": width, "height": height]))
+        case .firstAudio(let sampleRate, let channels):
+            emitJSON(jsonLine(["event": event.name, "sampleRate": sampleRate, "channels": channels]))
+        case .hosterAudioActive(let level, let showTime):
+            emitJSON(jsonLine(["event": event.name, "level": level, "showTime": showTime]))
         case .buffering(let percent):
             emitJSON(jsonLine(["event": event.name, "percent": percent]))
         case .reconnecting(let times):
@@ -365,6 +411,7 @@ struct GuestReport: Sendable {
         // Only what was really written: not a snapshot or recording that failed or never began.
         let snapshot = stats.snapshotWritten ? configuration.snapshotPath : nil
         let record = stats.recordedPackets > 0 && stats.recordingError == nil ? configuration.recordPath : nil
+        let out = stats.outPackets > 0 ? configuration.outPath : nil
         if json {
             emitJSON(jsonLine([
                 "event": "summary", "url": configuration.url.description, "frames": stats.frames,
@@ -376,6 +423,13 @@ struct GuestReport: Sendable {
                 "skipped": stats.skippedPackets + stats.silentFrames, "reconnects": stats.reconnects,
                 "bytes": player.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
                 "snapshot": snapshot, "record": record, "recordError": stats.recordingError,
+                "audioPackets": stats.audioPackets, "audioFrames": stats.audioFrames,
+                "audioSampleRate": stats.audioSampleRate, "audioChannels": stats.audioChannels,
+                "audioLevel": stats.audioLevel, "audioOnly": stats.audioOnly,
+                "audioSkipped": stats.skippedAudioPackets, "audioDecodeErrors": stats.audioDecodeErrors,
+                "avSyncP50Ms": stats.avSyncP50Ms, "avSyncP95Ms": stats.avSyncP95Ms, "avSyncSamples": stats.avSyncSamples,
+                "wavBytes": configuration.wavPath == nil ? nil : stats.wavBytes,
+                "pcmBytes": configuration.pcmPath == nil ? nil : stats.pcmBytes, "out": out,
             ]), orStandardError: true)
         } else {
             if terminal { printError("") }
@@ -386,6 +440,14 @@ struct GuestReport: Sendable {
                 line += String(format: ", latency p50 %.1f ms p95 %.1f ms", p50, p95)
             }
             for (name, count) in Self.losses(stats) { line += ", \(name) \(count)" }
+            if let rate = stats.audioSampleRate, let channels = stats.audioChannels {
+                line += ", \(stats.audioFrames) audio frames of \(rate) Hz \(channels == 1 ? "mono" : "stereo")"
+                if let level = stats.audioLevel { line += " (level \(level))" }
+            }
+            if let p50 = stats.avSyncP50Ms, let p95 = stats.avSyncP95Ms {
+                line += String(format: ", A/V sync p50 %+.0f ms p95 %+.0f ms", p50, p95)
+            }
+            if let out { line += ", out \(out == "-" ? "stdout" : out)" }
             if let snapshot { line += ", snapshot \(snapshot)" }
             if let error = stats.recordingError {
                 line += ", \(error)"
