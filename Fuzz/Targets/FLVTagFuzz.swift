@@ -1,5 +1,6 @@
 // libFuzzer entry point: FLV video/audio tag parsing, the AVC configuration record and
-// AVCC → Annex B conversion, and the AAC AudioSpecificConfig on arbitrary bytes.
+// AVCC → Annex B conversion, the AAC AudioSpecificConfig, and the player's checked
+// reading of an audio message (RTMPAudioMessage) on arbitrary bytes.
 import LiveRTMP
 
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -16,6 +17,11 @@ public func fuzzFLVTag(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     if let audio = try? FLVAudioTag(parsing: bytes) {
         _ = try? AACAudioSpecificConfig(parsing: audio.data)
+    }
+    if case .configuration(let config, let asc)? = try? RTMPAudioMessage(parsing: bytes) {
+        if asc.count > RTMPAudioMessage.maxConfigurationBytes || !(1...2).contains(config.channelConfiguration) {
+            fatalError("RTMPAudioMessage let a header past its bounds")
+        }
     }
     _ = FLVVideoTag.nalUnitsPayload(fromAnnexB: bytes, keyframe: true, compositionTime: -1)
     _ = try? FLVVideoTag.sequenceHeaderPayload(fromAnnexB: bytes)

@@ -151,6 +151,7 @@ public final class GuestPipeline: @unchecked Sendable {
     private var y4m: Y4MWriter?
     private var recorder: GuestRecorder?
     private var out: GuestRecorder?
+    private var outFailed = false
     private var wav: PCMWriter?
     private var pcm: PCMWriter?
     private var audioDecoder: AACDecoder?
@@ -634,6 +635,7 @@ public final class GuestPipeline: @unchecked Sendable {
         do {
             try body(out)
         } catch {
+            outFailed = true
             throw OutError(path: out.path, cause: error)
         }
         lock.lock()
@@ -810,12 +812,14 @@ public final class GuestPipeline: @unchecked Sendable {
         }
         do {
             try wav?.finish()
-            do {
-                try out?.finish()
-            } catch {
-                // The reader of standard output went away: nothing more to finish.
-                let outError = OutError(path: out?.path ?? "", cause: error)
-                if !outError.readerClosed { throw outError }
+            // A write to --out failed (or its reader went away): that ended the run already.
+            if let out, !outFailed {
+                do {
+                    try out.finish()
+                } catch {
+                    let outError = OutError(path: out.path, cause: error)
+                    if !outError.readerClosed { throw outError }
+                }
             }
             if let path = configuration.snapshotPath, let frame = lastFrame {
                 let image = try Scaler().rgbaImage(from: frame)
