@@ -30,8 +30,11 @@ public final class Guest: @unchecked Sendable {
         public var bufferTargetMilliseconds = 150
         /// Retries after a lost connection.
         public var reconnect = ReconnectBackoff()
-        /// Connect and first-video limit.
+        /// Connect and first-media (video or audio) limit.
         public var timeout: Duration = .seconds(10)
+        /// The least time between two `hosterAudioActive` events in ms (the seed's
+        /// showTime); nil: no level events.
+        public var audioLevelShowTimeMilliseconds: Int? = 500
         /// What the guest captures and publishes once accepted as a co-host (source,
         /// size, rate, bitrate, filters); 640x360 at 30 fps, 800 kbit/s by default.
         public var cohost: HosterConfiguration = {
@@ -54,6 +57,9 @@ public final class Guest: @unchecked Sendable {
     public let options: Options
     /// Play events (seed: ARGuestRtmpDelegate), on the decode thread; set before `startPlay`.
     public var onEvent: ((GuestEvent) -> Void)?
+    /// Every decoded audio frame of the played stream (planar float, the stream's rate
+    /// and channels), on the decode thread; set before `startPlay`.
+    public var onAudio: ((AudioFrame) -> Void)?
     /// Co-host line events (seed: the guest's RTC delegate), on the line's loop thread;
     /// set before `joinLine`.
     public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)?
@@ -87,8 +93,10 @@ public final class Guest: @unchecked Sendable {
         configuration.reconnect = options.reconnect
         configuration.timeout = options.timeout
         configuration.tokenProvider = options.tokenProvider
+        configuration.audioLevelIntervalMilliseconds = options.audioLevelShowTimeMilliseconds
         let pipeline = try GuestPipeline(configuration: configuration)
         pipeline.onEvent = onEvent
+        pipeline.onAudio = onAudio
         if let sink { pipeline.onFrame = { [weak self, weak sink] frame in if let sink { self?.show(frame, on: sink) } } }
         lock.lock()
         self.pipeline = pipeline
