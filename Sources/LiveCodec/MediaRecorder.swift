@@ -163,10 +163,6 @@ public final class MediaRecorder: @unchecked Sendable {
             av_dict_set(&options, "movflags", MediaRecorder.fragmentFlags, 0)
             av_dict_set(&options, "frag_duration", "\(MediaRecorder.fragmentMicros)", 0)
         }
-        if container == .matroska, path == "-" || video == nil {
-            // Nothing to seek back to on a pipe: no cues, no size fix-ups needed.
-            av_dict_set(&options, "live", "1", 0)
-        }
         try FFmpegError.check(avformat_write_header(format, &options), "avformat_write_header(\(path))")
     }
 

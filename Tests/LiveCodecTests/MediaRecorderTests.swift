@@ -180,4 +180,88 @@ import Testing
             #expect(throws: MediaRecorder.RecorderError.self) { try recorder.finish() }
         }
     }
+
+    /// 2 s of a 1 kHz tone from 5 s on (the video's clock), AAC-encoded: the stream and its frames.
+    static func encodeAudio(channels: Int = 2) throws -> (AudioStreamInfo, [EncodedAudioPacket]) {
+        let encoder = try AACEncoder(sampleRate: 48000, channelCount: channels)
+        var packets: [EncodedAudioPacket] = []
+        for block in 0..<200 {
+            let samples = (0..<480 * channels).map { Float(sin(2 * Double.pi * 1000 * Double(block * 480 + $0 % 480) / 48000)) * 0.25 }
+            packets += try encoder.encode(AudioFrame(sampleRate: 48000, channelCount: channels, samples: samples,
+                                                     pts: MediaTime(micros: 5_000_000 + Int64(block) * 10_000)))
+        }
+        packets += try encoder.flush()
+        return (encoder.streamInfo, packets)
+    }
+
+    /// Per stream of `path`: codec name, first pts and end (pts + duration) in seconds.
+    static func tracks(_ path: String) throws -> [(codec: String, start: Double, end: Double)] {
+        func run(_ arguments: [String]) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
+            process.arguments = ["-v", "error"] + arguments + ["-of", "csv=p=0", path]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return String(decoding: data, as: UTF8.self)
+        }
+        let codecs = try run(["-show_entries", "stream=codec_name"]).split(separator: "\n").map(String.init)
+        var spans = [(start: Double, end: Double)](repeating: (.infinity, -.infinity), count: codecs.count)
+        for line in try run(["-show_entries", "packet=stream_index,pts_time,duration_time"]).split(separator: "\n") {
+            let fields = line.split(separator: ",").map { Double($0) ?? 0 }
+            guard fields.count == 3, Int(fields[0]) < spans.count else { continue }
+            let index = Int(fields[0])
+            spans[index] = (min(spans[index].start, fields[1]), max(spans[index].end, fields[1] + fields[2]))
+        }
+        return zip(codecs, spans).map { ($0, $1.start, $1.end) }
+    }
+
+    @Test("video and AAC audio on one origin: both tracks, starting together and lasting as long", arguments: ["flv", "mp4", "nut", "mkv"])
+    func audioTrack(container: String) throws {
+        let directory = try TestPictures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("av.\(container)").path
+        let (video, videoPackets, _) = try Self.encode()
+        let (audio, audioPackets) = try Self.encodeAudio()
+        let recorder = try MediaRecorder(path: path, video: video, audio: audio)
+        // Audio first, as a player often receives it: frames before the keyframe are left out.
+        try recorder.write(audio: EncodedAudioPacket(data: audioPackets[0].data, pts: MediaTime(micros: 4_000_000),
+                                                     duration: audioPackets[0].duration))
+        var audioIndex = 0
+        for packet in videoPackets {
+            try recorder.write(packet)
+            while audioIndex < audioPackets.count, audioPackets[audioIndex].pts <= packet.dts {
+                try recorder.write(audio: audioPackets[audioIndex])
+                audioIndex += 1
+            }
+        }
+        for packet in audioPackets[audioIndex...] { try recorder.write(audio: packet) }
+        try recorder.finish()
+        #expect(recorder.packetsWritten == videoPackets.count)
+        let tracks = try Self.tracks(path)
+        #expect(tracks.map(\.codec) == ["h264", "aac"])
+        guard tracks.count == 2 else { return }
+        // The encoder's priming frame starts 1024 samples (21 ms) before the audio's origin: left out.
+        #expect(abs(tracks[0].start) < 0.001 && abs(tracks[1].start) < 0.03, "\(tracks)")
+        #expect(abs((tracks[0].end - tracks[0].start) - (tracks[1].end - tracks[1].start)) < 0.1, "\(tracks)")
+    }
+
+    @Test("an audio-only recording starts at its first frame; no track at all is refused")
+    func audioOnly() throws {
+        let directory = try TestPictures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("voice.nut").path
+        let (audio, packets) = try Self.encodeAudio(channels: 1)
+        let recorder = try MediaRecorder(path: path, video: nil, audio: audio)
+        for packet in packets { try recorder.write(audio: packet) }
+        try recorder.finish()
+        #expect(recorder.audioPacketsWritten == packets.count)
+        let tracks = try Self.tracks(path)
+        #expect(tracks.count == 1 && tracks.first?.codec == "aac" && tracks.first?.start == 0, "\(tracks)")
+        #expect(throws: MediaRecorder.RecorderError.noTracks(path: path)) { try MediaRecorder(path: path, video: nil, audio: nil) }
+        #expect(MediaRecorder.Container(path: "-") == .nut && MediaRecorder.Container(path: "a.MKV") == .matroska)
+        #expect(MediaRecorder.Container(path: "a.avi") == nil)
+    }
 }
