@@ -112,4 +112,40 @@ struct GuestAudioCommandTests {
         let shares = Self.shares(Self.floats(s16le: Data(data.dropFirst(44))))
         #expect(shares[1] > 0.8 && shares[0] < 0.1 && shares[2] < 0.1, "shares at 990/1000/1010 Hz: \(shares)")
     }
+
+    @Test("after a 2 s stall and burst, latency control skips audio with the video: the --out tracks still end together")
+    func audioSkipsWithVideo() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let ffmpeg = try Self.publish(to: server.url("stall"))
+        defer { kill(ffmpeg.process.processIdentifier, SIGKILL); ffmpeg.process.waitUntilExit() }
+        let proxy = try TroubleProxy(upstreamPort: server.rtmpPort)
+        defer { proxy.close() }
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let out = dir.appendingPathComponent("stall.nut").path
+        Thread.sleep(forTimeInterval: 1)
+        let guest = try KitProcess(["guest", "rtmp://127.0.0.1:\(proxy.port)/live/stall", "--buffer-ms", "150", "--duration", "6",
+                                    "--out", out, "--stats", "json"])
+        defer { guest.stop() }
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "firstAudio" } != nil)
+        Thread.sleep(forTimeInterval: 1)
+        proxy.hold(seconds: 2)
+        guest.process.waitUntilExit()
+        let summary = try #require(guest.events.last { $0.object["event"] as? String == "summary" }?.object)
+        #expect((summary["skipped"] as? Int ?? 0) > 0 && (summary["audioSkipped"] as? Int ?? 0) > 10, "\(summary)")
+        // As much audio decoded as video shown (25 fps; 1024 samples at 48 kHz a frame): the
+        // skipped stretch is skipped in both.
+        let videoSeconds = Double(summary["frames"] as? Int ?? 0) / 25
+        let audioSeconds = Double(summary["audioFrames"] as? Int ?? 0) * 1024 / 48000
+        #expect(abs(videoSeconds - audioSeconds) < 0.5, "video shown \(videoSeconds) s, audio decoded \(audioSeconds) s")
+        // Audio was not left seconds behind: both tracks of what was shown end within 200 ms.
+        let packets = try CLI.run(FFprobe.path, ["-v", "error", "-show_entries", "packet=stream_index,pts_time", "-of", "csv=p=0", out])
+        var ends = [0.0, 0.0]
+        for line in packets.stdout.split(separator: "\n") {
+            let fields = line.split(separator: ",").map { Double($0) ?? 0 }
+            if fields.count == 2, Int(fields[0]) < 2 { ends[Int(fields[0])] = max(ends[Int(fields[0])], fields[1]) }
+        }
+        #expect(ends[0] > 3 && abs(ends[0] - ends[1]) < 0.2, "video ends at \(ends[0]) s, audio at \(ends[1]) s")
+    }
 }
