@@ -645,11 +645,12 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     /// The stream's AAC header: a decoder for it (a new one when it changed). A header
-    /// FFmpeg cannot open is counted and reported once; audio is skipped until a good one.
+    /// FFmpeg cannot open is counted and reported; audio is skipped until another one.
     private func configureAudio(asc: [UInt8], _ config: AACAudioSpecificConfig) {
         recorder?.setAudioConfiguration(asc: asc, config)
         out?.setAudioConfiguration(asc: asc, config)
-        guard asc != audioConfiguration || audioDecoder == nil else { return }
+        // The same header again (a reconnect): the decoder goes on, or stays refused.
+        guard asc != audioConfiguration else { return }
         audioConfiguration = asc
         do {
             audioDecoder = try AACDecoder(audioSpecificConfig: asc)

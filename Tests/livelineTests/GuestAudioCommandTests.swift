@@ -148,4 +148,16 @@ struct GuestAudioCommandTests {
         }
         #expect(ends[0] > 3 && abs(ends[0] - ends[1]) < 0.2, "video ends at \(ends[0]) s, audio at \(ends[1]) s")
     }
+
+    @Test("usage errors: --out needs .nut, .mkv or '-'; only one output can be standard output")
+    func usage() throws {
+        let avi = try CLI.liveline("guest", "rtmp://127.0.0.1:1/live/x", "--out", "a.avi")
+        #expect(avi.status == 2 && avi.stderr.contains("--out needs a file ending in .nut or .mkv, or '-'"), "\(avi.stderr)")
+        let both = try CLI.liveline("guest", "rtmp://127.0.0.1:1/live/x", "--wav", "-", "--pcm", "-")
+        #expect(both.status == 2 && both.stderr.contains("--wav and --pcm cannot both write to standard output"), "\(both.stderr)")
+        let help = try CLI.liveline("guest", "--help")
+        for option in ["--out FILE|-", "--wav FILE|-", "--pcm FILE|-", "--level-ms MS", "avSyncP50Ms"] {
+            #expect(help.stdout.contains(option), "--help does not mention \(option)")
+        }
+    }
 }
