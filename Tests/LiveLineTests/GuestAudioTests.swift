@@ -122,3 +122,47 @@ struct GuestAudioTests {
         #expect(bytes == [0x00, 0x40, 0x01, 0x80, 0xFF, 0x7F, 0x00, 0xE0])
     }
 }
+
+/// The guest kit's audio, from ffmpeg through nginx-rtmp.
+@Suite("Guest kit audio", .serialized)
+struct GuestKitAudioTests {
+    @Test("onAudio gets the decoded frames on one thread, the decode thread; firstAudio, then hosterAudioActive no more often than showTime")
+    func onAudio() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "8",
+            "-ac", "2", "-c:a", "aac", "-f", "flv", nginx.url("kit"),
+        ])
+        defer { ffmpeg.stop() }
+        var options = Guest.Options()
+        options.audioLevelShowTimeMilliseconds = 200
+        let guest = Guest(options: options)
+        let frames = Locked<[AudioFrame]>([])
+        let threads = Locked<Set<UInt>>([])
+        let events = Locked<[(GuestEvent, Date)]>([])
+        guest.onAudio = { frame in
+            threads.update { _ = $0.insert(UInt(pthread_self())) }
+            frames.update { $0.append(frame) }
+        }
+        guest.onEvent = { event in events.update { $0.append((event, Date())) } }
+        Thread.sleep(forTimeInterval: 0.5)
+        try guest.startPlay(url: nginx.url("kit"), sink: nil)
+        #expect(eventually(8) { frames.value.count >= 60 })
+        guest.stopPlay()
+        let received = frames.value
+        // One thread (the decode thread), not the test's.
+        #expect(threads.value.count == 1 && !threads.value.contains(UInt(pthread_self())))
+        #expect(received.allSatisfy { $0.sampleRate == 48000 && $0.channelCount == 2 && $0.sampleCount == 1024 })
+        #expect(zip(received, received.dropFirst()).allSatisfy { $1.pts.micros - $0.pts.micros == 21_000 || $1.pts.micros - $0.pts.micros == 22_000 })
+        let names = events.value.map(\.0.name)
+        #expect(names.first == "ok" && names.dropFirst().first == "firstAudio", "\(names)")
+        #expect(!names.contains("firstFrame"))
+        let levels = events.value.compactMap { event, time -> (Int, Date)? in
+            if case .hosterAudioActive(let level, let showTime) = event, showTime == 200 { (level, time) } else { nil }
+        }
+        #expect(levels.count >= 3 && levels.allSatisfy { (55...75).contains($0.0) }, "ffmpeg's sine reads 65: \(levels.map(\.0))")
+        #expect(zip(levels, levels.dropFirst()).allSatisfy { $1.1.timeIntervalSince($0.1) >= 0.19 })
+        #expect(guest.stats.audioFrames == received.count && guest.stats.audioOnly)
+    }
+}
