@@ -322,8 +322,8 @@ struct GuestReport: Sendable {
     func tick(_ stats: GuestStats, previous: GuestStats, player: RTMPPlayer.Stats, seconds: Double, elapsed: Double) {
         let fps = Double(stats.frames - previous.frames) / max(seconds, 1e-6)
         let kbps = player.receiveRate * 8 / 1000
-        // Connected but no picture yet: the stream may not be published (yet).
-        let waiting = stats.firstFrameMs == nil
+        // Connected but no picture or sound yet: the stream may not be published (yet).
+        let waiting = stats.firstFrameMs == nil && stats.audioFrames == 0
         if json {
             emitJSON(jsonLine([
                 "event": "stats", "time": elapsed, "frames": stats.frames, "fps": fps, "width": stats.width,
@@ -338,8 +338,11 @@ struct GuestReport: Sendable {
             let line = String(format: "%6.1fs  waiting for the stream", elapsed)
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
         } else {
-            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s  cache %d ms", elapsed, stats.frames,
-                              fps, stats.width, stats.height, kbps, player.bufferedMilliseconds)
+            var line = stats.firstFrameMs == nil
+                ? String(format: "%6.1fs  audio only  %5d audio frames  %6.0f kbit/s  cache %d ms", elapsed, stats.audioFrames,
+                         kbps, player.bufferedMilliseconds)
+                : String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s  cache %d ms", elapsed, stats.frames,
+                         fps, stats.width, stats.height, kbps, player.bufferedMilliseconds)
             for (name, count) in Self.losses(stats) { line += "  \(name) \(count)" }
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
@@ -433,8 +436,9 @@ struct GuestReport: Sendable {
             ]), orStandardError: true)
         } else {
             if terminal { printError("") }
-            var line = "done (\(ended)): " + String(format: "%d frames of %dx%d in %.1fs (%.1f fps)", stats.frames,
-                                                     stats.width, stats.height, elapsed, fps)
+            var line = "done (\(ended)): " + (stats.audioOnly && stats.frames == 0
+                ? String(format: "audio only, %.1fs", elapsed)
+                : String(format: "%d frames of %dx%d in %.1fs (%.1f fps)", stats.frames, stats.width, stats.height, elapsed, fps))
             if let first = stats.firstFrameMs { line += String(format: ", first frame after %.0f ms", first) }
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: ", latency p50 %.1f ms p95 %.1f ms", p50, p95)
