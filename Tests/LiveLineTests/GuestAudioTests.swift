@@ -2,6 +2,7 @@ import Foundation
 import LiveCapture
 import LiveCodec
 import LiveCore
+import LiveRTMP
 import LiveTestSupport
 import Testing
 @testable import LiveLine
@@ -164,5 +165,45 @@ struct GuestKitAudioTests {
         #expect(levels.count >= 3 && levels.allSatisfy { (55...75).contains($0.0) }, "ffmpeg's sine reads 65: \(levels.map(\.0))")
         #expect(zip(levels, levels.dropFirst()).allSatisfy { $1.1.timeIntervalSince($0.1) >= 0.19 })
         #expect(guest.stats.audioFrames == received.count && guest.stats.audioOnly)
+    }
+
+    @Test("A/V sync end to end: the test pattern and its tone, the audio put 80 ms late by ffmpeg, read back by the guest as 80 ms ± 15")
+    func avSyncOfAnOffsetStream() throws {
+        let dir = try Peers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // 4 s of LiveLine's test pattern (a marker lit each second) and of its tone (a
+        // 3 kHz beep at each second), made here, so ffmpeg can offset one of them.
+        let video = dir.appendingPathComponent("pattern.y4m").path, audio = dir.appendingPathComponent("tone.wav").path
+        let pattern = try TestPatternSource(width: 320, height: 240, fps: 25, realTime: false)
+        let y4m = try Y4MWriter(path: video)
+        y4m.setFrameRate(25)
+        let frame = VideoFrame(width: 320, height: 240)
+        for index in 0..<100 {
+            pattern.render(index: Int64(index), into: frame)
+            try y4m.write(frame)
+        }
+        let wav = try PCMWriter(path: audio, format: .wav)
+        let tone = ToneGenerator(frequency: 440, sampleRate: 48000, channelCount: 1)
+        for block in 0..<400 { try wav.write(tone.frame(start: Int64(block) * 480, count: 480)) }
+        try wav.finish()
+
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        var configuration = GuestPipeline.Configuration(url: try RTMPURL(parsing: nginx.url("sync")))
+        configuration.duration = 8
+        let guest = try GuestPipeline(configuration: configuration)
+        try guest.start()
+        defer { guest.stop() }
+        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-re", "-i", video, "-itsoffset", "0.08", "-i", audio,
+            "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "25", "-c:a", "aac", "-f", "flv", nginx.url("sync"),
+        ])
+        defer { ffmpeg.stop() }
+        _ = try guest.wait(seconds: 8)
+        let stats = guest.stats
+        #expect(stats.avSyncSamples >= 2, "\(stats)")
+        let p50 = try #require(stats.avSyncP50Ms), p95 = try #require(stats.avSyncP95Ms)
+        #expect(abs(p50 - 80) <= 15 && abs(p95 - 80) <= 15, "A/V sync p50 \(p50) ms, p95 \(p95) ms")
+        print("A/V sync of a stream with audio 80 ms late: p50 \(p50) ms, p95 \(p95) ms over \(stats.avSyncSamples) pairs")
     }
 }
