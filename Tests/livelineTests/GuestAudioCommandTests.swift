@@ -111,6 +111,15 @@ struct GuestAudioCommandTests {
         #expect(String(decoding: data.prefix(4), as: UTF8.self) == "RIFF")
         let shares = Self.shares(Self.floats(s16le: Data(data.dropFirst(44))))
         #expect(shares[1] > 0.8 && shares[0] < 0.1 && shares[2] < 0.1, "shares at 990/1000/1010 Hz: \(shares)")
+
+        // On standard output the header keeps its sizes unknown (a stream): ffprobe reads it.
+        let piped = try ProcessOutput.run(CLI.liveline, ["guest", url, "--duration", "1.5", "--wav", "-"])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stdout.count > 44 + 48000 && Array(piped.stdout[4..<8]) == [0xFF, 0xFF, 0xFF, 0xFF] && Array(piped.stdout[40..<44]) == [0xFF, 0xFF, 0xFF, 0xFF])
+        let streamed = dir.appendingPathComponent("streamed.wav")
+        try piped.stdout.write(to: streamed)
+        let probe = try CLI.run(FFprobe.path, ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels", "-of", "csv=p=0", streamed.path])
+        #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s16le,48000,1", "\(probe.stderr)")
     }
 
     @Test("after a 2 s stall and burst, latency control skips audio with the video: the --out tracks still end together")
