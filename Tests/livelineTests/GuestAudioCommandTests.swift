@@ -99,11 +99,17 @@ struct GuestAudioCommandTests {
         defer { try? FileManager.default.removeItem(at: dir) }
         let wav = dir.appendingPathComponent("voice.wav").path
         // A timeout shorter than the run: audio alone must count as the stream being there.
-        let run = try CLI.liveline("guest", url, "--duration", "3", "--timeout", "2", "--wav", wav, "--stats", "json")
+        let record = dir.appendingPathComponent("voice.mp4").path
+        let run = try CLI.liveline("guest", url, "--duration", "3", "--timeout", "2", "--wav", wav, "--record", record,
+                                   "--stats", "json")
         #expect(run.status == 0, "\(run.stderr)")
         let summary = try Self.summary(run.stdout)
         #expect(summary["audioOnly"] as? Bool == true && summary["frames"] as? Int == 0, "\(summary)")
         #expect(summary["error"] is NSNull)
+        // The recording of an audio-only stream has the one track.
+        let tracks = try CLI.run(FFprobe.path, ["-v", "error", "-show_entries", "stream=codec_name,sample_rate", "-of", "csv=p=0", record])
+        #expect(tracks.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,48000", "\(tracks.stderr)")
+        #expect(summary["record"] as? String == record)
         #expect(run.stdout.contains("{\"event\":\"firstAudio\",\"sampleRate\":48000,\"channels\":1}"))
         #expect(run.stdout.contains("{\"event\":\"hosterAudioActive\",\"level\":"))
         let data = try Data(contentsOf: URL(fileURLWithPath: wav))
