@@ -773,8 +773,10 @@ public final class GuestPipeline: @unchecked Sendable {
             _stats.y4mFrames = y4m.framesWritten
             lock.unlock()
         }
+        // The test pattern's marker patch, for A/V sync (a few hundred pixels read).
+        let lit = TestPatternSource.markerLit(in: frame)
         lock.lock()
-        sync.frame(pts: frame.pts.micros, lit: TestPatternSource.markerLit(in: frame))
+        sync.frame(pts: frame.pts.micros, lit: lit)
         lock.unlock()
         // Holding the frame keeps one pool buffer from reuse, which costs no copy.
         lastFrame = frame
