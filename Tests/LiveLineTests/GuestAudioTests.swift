@@ -162,7 +162,9 @@ struct GuestKitAudioTests {
         let levels = events.value.compactMap { event, time -> (Int, Date)? in
             if case .hosterAudioActive(let level, let showTime) = event, showTime == 200 { (level, time) } else { nil }
         }
-        #expect(levels.count >= 3 && levels.allSatisfy { (55...75).contains($0.0) }, "ffmpeg's sine reads 65: \(levels.map(\.0))")
+        // ffmpeg's sine is at 1/8 of full scale (RMS −21 dBFS: 65), upmixed to stereo at −3 dB
+        // a side (60). The first level may hold the decoder's silent priming.
+        #expect(levels.count >= 3 && levels.dropFirst().allSatisfy { (55...68).contains($0.0) }, "levels: \(levels.map(\.0))")
         #expect(zip(levels, levels.dropFirst()).allSatisfy { $1.1.timeIntervalSince($0.1) >= 0.19 })
         #expect(guest.stats.audioFrames == received.count && guest.stats.audioOnly)
     }
