@@ -103,7 +103,8 @@ public struct FLVInterleaver<Item> {
 
     /// The track whose head goes next, if one is due.
     private func nextDue(all: Bool) -> Track? {
-        let candidates = tracks.compactMap { track in head(track).map { (track, $0.dts) } }
+        // Audio first on a tie: a fixed order, whatever the set's.
+        let candidates = [Track.audio, .video].filter(tracks.contains).compactMap { track in head(track).map { (track, $0.dts) } }
         guard let earliest = candidates.min(by: { $0.1 < $1.1 }) else { return nil }
         if all || candidates.count == tracks.count { return earliest.0 }
         // Only one track has items: wait for the other unless it is already past them,
