@@ -1,0 +1,182 @@
+import Foundation
+import Glibc
+import LiveCapture
+import LiveCodec
+import LiveCore
+import LiveNet
+import LiveRTMP
+import LiveTestSupport
+import Testing
+@testable import LiveLine
+
+@Suite("The hoster's sound on the wire: AAC items, one timeline, congestion and reconnect", .serialized)
+struct PublisherAudioTests {
+    /// What a publisher sent, message by message, as a player reads it.
+    enum Item: Equatable {
+        case metadata, videoHeader, keyframe, interFrame, audioHeader, audioFrame
+    }
+
+    static func items(_ messages: [RTMPRawMessage]) -> [(item: Item, timestamp: UInt32)] {
+        messages.compactMap { message in
+            let payload = message.payload
+            switch message.typeID {
+            case RTMPMessage.TypeID.dataAMF0:
+                return String(decoding: payload, as: UTF8.self).contains("onMetaData") ? (.metadata, message.timestamp) : nil
+            case RTMPMessage.TypeID.video where payload.count >= 2:
+                if payload[1] == 0 { return (.videoHeader, message.timestamp) }
+                return (payload[0] >> 4 == 1 ? .keyframe : .interFrame, message.timestamp)
+            case RTMPMessage.TypeID.audio where payload.count >= 2:
+                return (payload[1] == 0 ? .audioHeader : .audioFrame, message.timestamp)
+            default:
+                return nil
+            }
+        }
+    }
+
+    @Test("(b) LiveLine host with sound → nginx-rtmp: ffprobe shows h264 and AAC at 48000 Hz, ffmpeg decodes both cleanly")
+    func hostWithSoundThroughNginx() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        var configuration = HosterConfiguration()
+        (configuration.width, configuration.height, configuration.bitrateKbps) = (320, 240, 400)
+        configuration.keyframeIntervalSeconds = 1
+        let hoster = try HosterPipeline(configuration: configuration)
+        let sink = RTMPPublishSink(url: try RTMPURL(parsing: nginx.url("sound")))
+        hoster.addSink(sink)
+        try hoster.start(frameLimit: 30 * 8)
+        defer {
+            hoster.stop()
+            _ = try? hoster.wait()
+        }
+        Thread.sleep(forTimeInterval: 1)
+        let probe = try Peers.run(FFprobe.path, ["-v", "error", "-show_entries", "stream=codec_type,codec_name,sample_rate,channels",
+                                                 "-of", "csv=p=0", nginx.url("sound")])
+        let streams = probe.text.split(separator: "\n").map(String.init).sorted()
+        #expect(streams == ["aac,audio,48000,2", "h264,video"], "ffprobe: \(probe.text) \(probe.stderr)")
+        let decode = try Peers.run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-i", nginx.url("sound"), "-map", "0:v",
+                                                       "-map", "0:a", "-t", "2", "-f", "null", "-"])
+        #expect(decode.status == 0)
+        #expect(decode.stderr.isEmpty, "ffmpeg reported: \(decode.stderr)")
+        #expect(hoster.stats.audioFramesEncoded > 0)
+        #expect(sink.stats.sentAudioFrames > 0 && sink.stats.droppedAudioFrames == 0)
+    }
+
+    @Test("a congested connection drops video to the next keyframe and never an audio frame")
+    func congestionDropsVideoNotAudio() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let loop = try EventLoop(name: "test-audio-congestion")
+        loop.start()
+        defer { loop.shutdown() }
+        var configuration = RTMPPublisher.Configuration(tracks: [.audio, .video])
+        configuration.maxQueuedBytes = 1 << 20
+        configuration.maxQueuedMilliseconds = 500
+        let publisher = RTMPPublisher(url: try RTMPURL(parsing: nginx.url("congested-audio")), loop: loop,
+                                      configuration: configuration)
+        publisher.start()
+        try publisher.waitUntilPublished()
+        try publisher.send(sequenceHeader: [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1E, 0xDA, 0, 0, 0, 1, 0x68, 0xCE, 0x3C, 0x80])
+        publisher.send(audioHeader: AudioStreamInfo(sampleRate: 48000, channelCount: 2, bitrate: 96_000,
+                                                    audioSpecificConfig: [0x11, 0x90]))
+        let pids = try nginx.processes()
+        for pid in pids { kill(pid, SIGSTOP) }
+        defer { for pid in pids { kill(pid, SIGCONT) } }
+
+        // 10 s of media: 300 large video frames, 469 small AAC frames, in time order.
+        let slice = [UInt8](repeating: 0x5A, count: 100_000)
+        var audioSent = 0
+        for index in 0..<300 {
+            let key = index % 30 == 0
+            let time = MediaTime(milliseconds: Int64(index) * 33)
+            publisher.send(EncodedVideoPacket(data: [0, 0, 0, 1, key ? 0x65 : 0x41] + slice, pts: time, dts: time,
+                                              isKeyframe: key, captureTimeMicros: 0))
+            while Int64(audioSent) * 1024 * 1000 / 48 <= time.micros {
+                let pts = MediaTime(micros: Int64(audioSent) * 1024 * 1_000_000 / 48000)
+                publisher.send(EncodedAudioPacket(data: [UInt8](repeating: 0x21, count: 300), pts: pts,
+                                                  duration: MediaTime(micros: 21_333)))
+                audioSent += 1
+            }
+        }
+        var stats = publisher.stats
+        for _ in 0..<100 {
+            usleep(50_000)
+            stats = publisher.stats
+            if stats.droppedFrames + stats.sentFrames + stats.queuedFrames >= 299 { break }
+        }
+        #expect(stats.droppedFrames > 0, "\(stats)")
+        #expect(stats.isCongested || stats.droppedFrames > 0)
+        #expect(stats.droppedAudioFrames == 0, "\(stats)")
+        #expect(stats.state == .publishing)
+        // The queue measure sees audio too: many seconds of media wait.
+        #expect(stats.queuedMilliseconds >= 500, "\(stats)")
+        publisher.abort()
+        #expect(publisher.waitUntilClosed(timeout: .seconds(2)))
+    }
+
+    @Test("metadata, AVC and AAC headers start each connection; audio and video share one timeline that never goes back")
+    func headersAndTimelineAcrossReconnect() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let proxy = try CutProxy(upstreamPort: nginx.port, cutFirstAfter: 60_000)
+        defer { proxy.stop() }
+        var options = RTMPPublishSink.Options()
+        options.backoff = ReconnectBackoff(baseSeconds: 0.2, factor: 1, capSeconds: 0.2, jitter: 0, maxTries: 5)
+        let sink = RTMPPublishSink(url: try RTMPURL(parsing: "rtmp://127.0.0.1:\(proxy.port)/live/audio-reconnect"),
+                                   options: options)
+        let encoder = try H264Encoder(config: H264EncoderConfig(width: 160, height: 120, fps: 30, bitrateKbps: 400,
+                                                                keyframeIntervalSeconds: 60))
+        let audioEncoder = try AACEncoder()
+        let tone = ToneGenerator()
+        sink.encoder = encoder
+        try sink.open(video: encoder.streamInfo, audio: audioEncoder.streamInfo)
+
+        let frame = VideoFrame(width: 160, height: 120)
+        var index = 0
+        let deadline = Date().addingTimeInterval(15)
+        func secondConnectionFrames() throws -> Int {
+            let sent = proxy.clientBytes
+            guard sent.count >= 2 else { return 0 }
+            return Self.items(try PublisherReconnectTests.messages(sent[1])).filter { $0.item == .interFrame }.count
+        }
+        while Date() < deadline, try secondConnectionFrames() < 20 {
+            let y = frame.plane(0)
+            for i in 0..<(frame.stride(0) * 120) { y[i] = UInt8(truncatingIfNeeded: i &* 7 &+ index &* 13) }
+            frame.pts = MediaTime(frame: Int64(index), fps: 30)
+            for packet in try encoder.encode(frame) { try sink.write(packet) }
+            // 1600 samples: a video frame's time at 48 kHz, on the same clock.
+            for packet in try audioEncoder.encode(tone.frame(start: Int64(index) * 1600, count: 1600)) { try sink.write(packet) }
+            index += 1
+            usleep(5_000)
+        }
+        try sink.close()
+
+        let sent = proxy.clientBytes
+        try #require(sent.count >= 2, "the publisher did not reconnect (\(sent.count) connection(s))")
+        for (number, bytes) in sent.prefix(2).enumerated() {
+            let messages = try PublisherReconnectTests.messages(bytes)
+            let items = Self.items(messages)
+            let kinds = items.map(\.item)
+            #expect(Array(kinds.prefix(3)) == [.metadata, .videoHeader, .audioHeader], "connection \(number): \(kinds.prefix(6))")
+            #expect(kinds.contains(.audioFrame), "connection \(number) carried no audio")
+            // No inter frame before the first keyframe; audio does not wait for it.
+            let firstKey = try #require(kinds.firstIndex(of: .keyframe))
+            #expect(!kinds[..<firstKey].contains(.interFrame))
+            // One timeline: timestamps never go back, across both tracks.
+            let stamps = items.map(\.timestamp)
+            #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 <= $1 }, "connection \(number): \(stamps.prefix(40))")
+            // The metadata names the AAC track.
+            let metadata = try #require(messages.first { $0.typeID == RTMPMessage.TypeID.dataAMF0 })
+            guard case .data(.setDataFrame(_, let values)) = try RTMPMessage(decoding: metadata) else {
+                Issue.record("connection \(number): no @setDataFrame")
+                continue
+            }
+            #expect(values.audioCodecID == 10 && values.audioSampleRate == 48000 && values.videoCodecID == 7)
+        }
+        // In the first connection audio and video start together (the same capture instant).
+        let first = Self.items(try PublisherReconnectTests.messages(sent[0]))
+        let firstVideo = try #require(first.first { $0.item == .keyframe }?.timestamp)
+        let firstAudio = try #require(first.first { $0.item == .audioFrame }?.timestamp)
+        #expect(abs(Int(firstVideo) - Int(firstAudio)) <= 50, "video at \(firstVideo) ms, audio at \(firstAudio) ms")
+        #expect(sink.status.reconnects == 1)
+    }
+}
