@@ -100,7 +100,8 @@ extension Guest {
 
     /// Off: the co-host push's audio track carries silence in place of the sound (its
     /// timing goes on, see `HosterPipeline.setAudioEnabled`), and the room hears remote
-    /// AV status (seed: setLocalAudioEnable:). Before co-hosting it sets how the push starts.
+    /// AV status (seed: setLocalAudioEnable:). Before co-hosting it sets how the push
+    /// starts, and the room hears it once the guest is accepted.
     public func setLocalAudioEnable(_ enabled: Bool) {
         lock.lock()
         localAV.audio = enabled
@@ -138,6 +139,13 @@ extension Guest {
         case .applicationResult where event.liveCode == .ok:
             if let pubId = event.pubId, let line = currentLine {
                 startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery))
+                // The room hears only co-hosts' switches: one made before the accept is told now.
+                lock.lock()
+                let status = localAV
+                lock.unlock()
+                if !status.audio || !status.video {
+                    line.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+                }
             }
         case .hungUp, .lineLeave, .liveStop, .tokenExpired:
             stopCohostPush()

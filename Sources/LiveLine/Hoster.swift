@@ -54,8 +54,8 @@ public final class Hoster: @unchecked Sendable {
     }
 
     public let options: Options
-    /// Publish events (seed: ARHosterRtmpDelegate), on the publisher's loop thread; set
-    /// before `startPush`.
+    /// Publish events (seed: ARHosterRtmpDelegate), on the publisher's loop thread, and
+    /// the local audio level (`localAudioActive`) on the audio thread; set before `startPush`.
     public var onEvent: (@Sendable (HosterEvent) -> Void)?
     /// Co-host line events (seed: the hoster's RTC delegate), on the line's loop thread;
     /// set before `createLine`.

@@ -80,9 +80,9 @@ final class GuestLineRole: @unchecked Sendable {
     }
 
     func start() throws {
-        try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
-        // The push starts muted, and the room hears it once joined.
+        // The push starts muted; the room hears it once the guest co-hosts.
         if muted { guest.setLocalAudioEnable(false) }
+        try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
         if let say { guest.sendMessage(userName: options.userId, content: say) }
         if apply { guest.applyLine() }
     }

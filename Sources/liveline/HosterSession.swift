@@ -321,6 +321,7 @@ struct StatsReport {
         let kbps = Double(stats.bytes - previous.bytes) * 8 / 1000 / max(seconds, 1e-6)
         let audioKbps = Double(stats.audioBytes - previous.audioBytes) * 8 / 1000 / max(seconds, 1e-6)
         let hasAudio = stats.audioFramesCaptured > 0
+        let audioOnly = self.audioOnly
         if json {
             printLine(jsonLine([
                 "event": "stats", "time": elapsed, "frames": stats.encoded, "fps": fps, "bitrateKbps": kbps,
@@ -332,9 +333,10 @@ struct StatsReport {
                 "audioKbps": audioKbps, "audioLevel": audioLevel.value, "pushAudioDropped": push?.droppedAudioFrames,
             ]))
         } else {
-            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s (target %d)  dropped %d  encode %.1f ms",
-                              elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, Self.dropped(stats, push),
-                              stats.encodeMsPerFrame)
+            var line = audioOnly ? String(format: "%6.1fs", elapsed)
+                : String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s (target %d)  dropped %d  encode %.1f ms",
+                         elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, Self.dropped(stats, push),
+                         stats.encodeMsPerFrame)
             if hasAudio {
                 line += String(format: "  audio %.0f kbit/s", audioKbps)
                 line += audioLevel.value.map { " level \($0)" } ?? " muted"
@@ -385,7 +387,11 @@ struct StatsReport {
 
     /// The final figures; `record` names the file only when the recording did not fail,
     /// `error` is what ended the run. On stderr when stdout's reader has gone.
+    /// `--mode audio`: there are no picture figures to give.
+    private var audioOnly: Bool { configuration.livingMediaMode == .audio }
+
     func summary(_ stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: RecordingSink?, error: Error?) {
+        let audioOnly = self.audioOnly
         let kbps = elapsed > 0 ? Double(stats.bytes) * 8 / 1000 / elapsed : 0
         let recorded = record?.failure == nil ? record?.path : nil
         let recordError = record?.failure.map { "recording to \(record!.path) stopped: \($0)" }
@@ -393,7 +399,8 @@ struct StatsReport {
             let line = jsonLine([
                 "event": "summary", "frames": stats.encoded, "seconds": elapsed,
                 "fps": elapsed > 0 ? Double(stats.encoded) / elapsed : 0, "bitrateKbps": kbps, "bytes": stats.bytes,
-                "width": configuration.width, "height": configuration.height, "dropped": stats.dropped,
+                "width": audioOnly ? nil : configuration.width, "height": audioOnly ? nil : configuration.height,
+                "mode": configuration.livingMediaMode.name, "dropped": stats.dropped,
                 "keyframes": stats.keyframes, "filterMs": stats.filterMsPerFrame,
                 "encodeMs": stats.encodeMsPerFrame, "record": recorded, "recordError": recordError,
                 "targetKbps": stats.bitrateKbps, "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
@@ -404,9 +411,11 @@ struct StatsReport {
             if !printLine(line) { printError(line) }
         } else {
             if terminal { printError("") }
-            var line = String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
-                              stats.encoded, configuration.width, configuration.height, elapsed,
-                              elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, Self.dropped(stats, push))
+            var line = audioOnly
+                ? String(format: "done: audio only, %.1fs", elapsed)
+                : String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
+                         stats.encoded, configuration.width, configuration.height, elapsed,
+                         elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, Self.dropped(stats, push))
             if stats.audioFramesEncoded > 0 {
                 line += ", \(stats.audioFramesEncoded) AAC frames (\(stats.audioBytes) bytes)"
             }

@@ -164,6 +164,38 @@ struct HostAudioTests {
                 "\(probe.text) \(probe.stderr)")
     }
 
+    @Test("a co-host with --mute pushes silence and the room hears it; the hoster's mute on stdin reaches the co-host")
+    func cohostMute() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let url = server.url("muteline")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let input = Pipe()
+        let hoster = try KitProcess(["host", url, "--size", "320x240", "--line", "muteline", "--accept", "auto",
+                                     "--signal", signal, "--stats", "json"], input: input)
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let cohost = try KitProcess(["guest", url, "--apply", "--no-play", "--mute", "--size", "160x120", "--signal", signal,
+                                     "--user-id", "quiet", "--stats", "json"], input: FileHandle.nullDevice)
+        defer { cohost.stop() }
+        var pubId: String?
+        _ = hoster.waitFor(timeout: 10) { line in
+            guard line["event"] as? String == "cohostOpened" else { return false }
+            pubId = line["pubId"] as? String
+            return true
+        }
+        let stream = try #require(pubId, "the co-host never opened: \(hoster.names)")
+        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "remoteAVStatus" && $0["audio"] as? Bool == false } != nil,
+                "the room was not told: \(hoster.names)")
+        Thread.sleep(forTimeInterval: 0.5)
+        let windows = Self.windows(try Self.decodedAudio(server.url(stream), seconds: 1.5), tone: 440)
+        #expect(windows.count >= 25 && windows.allSatisfy { $0 == .silent }, "the muted co-host's track: \(windows)")
+
+        input.fileHandleForWriting.write(Data("mute\n".utf8))
+        #expect(cohost.waitFor(timeout: 5) { $0["event"] as? String == "remoteAVStatus" && $0["audio"] as? Bool == false } != nil,
+                "the co-host did not hear the hoster's mute: \(cohost.names)")
+    }
+
     @Test("the sound's options on the startup line and in --help")
     func startupAndHelp() throws {
         let help = try CLI.liveline("host", "--help")
