@@ -224,6 +224,9 @@ struct HosterOptions {
         }
         if let info = try arguments.value("--live-info") { o.liveInfo = info }
         o.push.tokenProvider = try TokenOption.parse(&arguments)
+        if o.muted, (try? c.audioSpec()) == AudioSourceSpec.none {
+            throw UsageError("--mute silences the sound, and this stream has none (--audio-source none, or a source without sound)")
+        }
         o.configuration = c
         return o
     }
@@ -249,7 +252,6 @@ struct HosterOptions {
         if let ms = try arguments.int("--level-ms", in: 50...10_000) { c.audioLevelIntervalMilliseconds = ms }
         if c.livingMediaMode == .audio {
             // --source only picks the default sound here; the test pattern's is the tone.
-            if c.audioSource == nil, !arguments.contains("--source") { c.audioSource = "tone" }
             if let source = try arguments.source("--source") { c.source = source }
             do {
                 _ = try c.audioSpec()

@@ -146,6 +146,10 @@ struct HostCommands {
                 let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
                 switch verb {
                 case "mute", "unmute":
+                    guard hoster.audioSourceName != nil else {
+                        printError("\(verb): this stream has no sound")
+                        continue
+                    }
                     let enabled = verb == "unmute"
                     hoster.setLocalAudioEnable(enabled)
                     report.audioSwitched(enabled)

@@ -133,6 +133,7 @@ struct HostCommandTests {
         (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--size", "640x360"], "--mode audio"),
         (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--record", "x.flv"], "--record"),
         (["--mode", "audio"], "RTMP_URL"),
+        (["--audio-source", "none", "--mute"], "--mute"),
     ])
     func badOptions(arguments: [String], mentions: String) throws {
         let result = try CLI.run(CLI.liveline, ["host"] + arguments + ["--duration", "0.1"])
