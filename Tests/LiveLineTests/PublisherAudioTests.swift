@@ -179,4 +179,46 @@ struct PublisherAudioTests {
         #expect(abs(Int(firstVideo) - Int(firstAudio)) <= 50, "video at \(firstVideo) ms, audio at \(firstAudio) ms")
         #expect(sink.status.reconnects == 1)
     }
+
+    @Test("audio only: metadata without video keys and the AAC header start each connection of a reconnect, no video at all")
+    func audioOnlyReconnect() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let proxy = try CutProxy(upstreamPort: nginx.port, cutFirstAfter: 12_000)
+        defer { proxy.stop() }
+        var options = RTMPPublishSink.Options()
+        options.backoff = ReconnectBackoff(baseSeconds: 0.2, factor: 1, capSeconds: 0.2, jitter: 0, maxTries: 5)
+        let sink = RTMPPublishSink(url: try RTMPURL(parsing: "rtmp://127.0.0.1:\(proxy.port)/live/radio"), options: options)
+        let encoder = try AACEncoder()
+        let tone = ToneGenerator()
+        try sink.open(video: nil, audio: encoder.streamInfo)
+        var block: Int64 = 0
+        let deadline = Date().addingTimeInterval(10)
+        func secondConnectionFrames() throws -> Int {
+            let sent = proxy.clientBytes
+            guard sent.count >= 2 else { return 0 }
+            return Self.items(try PublisherReconnectTests.messages(sent[1])).filter { $0.item == .audioFrame }.count
+        }
+        while Date() < deadline, try secondConnectionFrames() < 30 {
+            // 100 ms of sound at a time, faster than real time.
+            for packet in try encoder.encode(tone.frame(start: block * 4800, count: 4800)) { try sink.write(packet) }
+            block += 1
+            usleep(20_000)
+        }
+        try sink.close()
+        let sent = proxy.clientBytes
+        try #require(sent.count >= 2, "the publisher did not reconnect (\(sent.count) connection(s))")
+        for (number, bytes) in sent.prefix(2).enumerated() {
+            let messages = try PublisherReconnectTests.messages(bytes)
+            let kinds = Self.items(messages).map(\.item)
+            #expect(Array(kinds.prefix(2)) == [.metadata, .audioHeader], "connection \(number): \(kinds.prefix(4))")
+            #expect(Set(kinds.dropFirst(2)) == [.audioFrame], "connection \(number): \(Set(kinds))")
+            let metadata = try #require(messages.first { $0.typeID == RTMPMessage.TypeID.dataAMF0 })
+            guard case .data(.setDataFrame(_, let values)) = try RTMPMessage(decoding: metadata) else {
+                Issue.record("connection \(number): no @setDataFrame")
+                continue
+            }
+            #expect(values.hasVideo == false && values.videoCodecID == nil && values.audioCodecID == 10)
+        }
+    }
 }
