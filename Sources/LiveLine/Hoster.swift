@@ -32,6 +32,7 @@ public final class Hoster: @unchecked Sendable {
         public var otherSources: [String] = []
         /// Seed: cameraType. `.thirdFilter` runs `setRawFrameHook`'s hook on every frame.
         public var cameraType: CameraType = .normal
+        /// Seed: the hoster's orientation (landscape or portrait); the picture's size says it.
         public var landscape = true
         /// Video and audio (default), or audio only: no picture, no video track (the
         /// anyRTC SDK's ARLivingMediaModeAudio). Stored in `configuration`.
