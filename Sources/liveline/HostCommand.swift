@@ -27,11 +27,12 @@ enum HostCommand: Command {
                                live, no video track at all (the picture options below
                                do not apply; --source only picks the default sound)
           --audio-source SPEC  tone | tone:HZ (20-20000) | silence | none | file:PATH |
-                               alsa:DEVICE | pulse:NAME (default: tone, a 440 Hz tone
-                               with a 3 kHz beep on each second's marked frame, with
-                               --source test; the file's own track with --source file:;
-                               none with a colour or a camera; tone with --mode audio)
-          --audio-bitrate KBPS AAC bitrate in kbit/s, 8-512 (default 96)
+                               alsa:DEVICE | pulse:NAME (default: what --source brings:
+                               with test, the tone, 440 Hz with a 3 kHz beep on each
+                               second's marked frame (so also with --mode audio); with
+                               file:, the file's own track; none with a colour or a camera)
+          --audio-bitrate KBPS
+                               AAC bitrate in kbit/s, 8-512 (default 96)
           --mute               start with the sound off: the track carries silence
           --level-ms MS        how often the local audio level (0-100) is reported,
                                50-10000 (default 500; the SDK's showTime)
