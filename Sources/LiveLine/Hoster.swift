@@ -278,6 +278,13 @@ public final class Hoster: @unchecked Sendable {
         setLineAVStatus(audio: status.audio, video: status.video)
     }
 
+    /// The local audio and video switches, as the line's room should hear them.
+    var localAVStatus: (audio: Bool, video: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (audioEnabled, videoEnabled)
+    }
+
     /// Whether the sound is sent (`setLocalAudioEnable`).
     public var isLocalAudioEnabled: Bool {
         lock.lock()
