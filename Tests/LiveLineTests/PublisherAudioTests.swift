@@ -33,6 +33,15 @@ struct PublisherAudioTests {
         }
     }
 
+    /// The onMetaData of @setDataFrame among `messages`.
+    static func metadata(_ messages: [RTMPRawMessage]) throws -> RTMPStreamMetadata {
+        let message = try #require(messages.first { $0.typeID == RTMPMessage.TypeID.dataAMF0 }, "no data message")
+        guard case .data(.setDataFrame(_, let values)) = try RTMPMessage(decoding: message) else {
+            throw CutProxy.Failure("no @setDataFrame")
+        }
+        return values
+    }
+
     @Test("(b) LiveLine host with sound → nginx-rtmp: ffprobe shows h264 and AAC at 48000 Hz, ffmpeg decodes both cleanly")
     func hostWithSoundThroughNginx() throws {
         let nginx = try Peers.NginxRTMP()
@@ -165,11 +174,7 @@ struct PublisherAudioTests {
             let stamps = items.map(\.timestamp)
             #expect(zip(stamps, stamps.dropFirst()).allSatisfy { $0 <= $1 }, "connection \(number): \(stamps.prefix(40))")
             // The metadata names the AAC track.
-            let metadata = try #require(messages.first { $0.typeID == RTMPMessage.TypeID.dataAMF0 })
-            guard case .data(.setDataFrame(_, let values)) = try RTMPMessage(decoding: metadata) else {
-                Issue.record("connection \(number): no @setDataFrame")
-                continue
-            }
+            let values = try Self.metadata(messages)
             #expect(values.audioCodecID == 10 && values.audioSampleRate == 48000 && values.videoCodecID == 7)
         }
         // In the first connection audio and video start together (the same capture instant).
@@ -213,11 +218,7 @@ struct PublisherAudioTests {
             let kinds = Self.items(messages).map(\.item)
             #expect(Array(kinds.prefix(2)) == [.metadata, .audioHeader], "connection \(number): \(kinds.prefix(4))")
             #expect(Set(kinds.dropFirst(2)) == [.audioFrame], "connection \(number): \(Set(kinds))")
-            let metadata = try #require(messages.first { $0.typeID == RTMPMessage.TypeID.dataAMF0 })
-            guard case .data(.setDataFrame(_, let values)) = try RTMPMessage(decoding: metadata) else {
-                Issue.record("connection \(number): no @setDataFrame")
-                continue
-            }
+            let values = try Self.metadata(messages)
             #expect(values.hasVideo == false && values.videoCodecID == nil && values.audioCodecID == 10)
         }
     }

@@ -35,6 +35,15 @@ struct HostAudioTests {
         }
     }
 
+    /// ffprobe's streams of `url`, one `entries` line each, sorted; `before`: options
+    /// before the input.
+    static func streams(_ url: String, entries: String, before: [String] = []) throws -> [String] {
+        let result = try ProcessOutput.run(FFprobe.path, ["-v", "error"] + before + ["-show_entries", "stream=" + entries,
+                                                                                   "-of", "csv=p=0", url])
+        #expect(result.status == 0, "ffprobe: \(result.stderr)")
+        return result.text.split(separator: "\n").map(String.init).sorted()
+    }
+
     /// ffprobe's packets of the first `seconds`: (audio?, pts in s).
     static func packets(_ url: String, seconds: Int) throws -> [(audio: Bool, pts: Double)] {
         let result = try ProcessOutput.run(FFprobe.path, ["-v", "error", "-show_entries", "packet=codec_type,pts_time",
@@ -83,10 +92,8 @@ struct HostAudioTests {
         // RTMP's FLV header promises video, so ffmpeg would wait its whole analyze time
         // (5 s) for a video track before it gave up on it.
         let analyze = ["-analyzeduration", "1000000"]
-        let probe = try ProcessOutput.run(FFprobe.path, ["-v", "error"] + analyze + ["-show_entries",
-                                                         "stream=codec_type,codec_name,sample_rate", "-of", "csv=p=0",
-                                                         server.url("radio")])
-        #expect(probe.text.trimmingCharacters(in: .whitespacesAndNewlines) == "aac,audio,48000", "\(probe.text) \(probe.stderr)")
+        let streams = try Self.streams(server.url("radio"), entries: "codec_type,codec_name,sample_rate", before: analyze)
+        #expect(streams == ["aac,audio,48000"])
         let windows = Self.windows(try Self.decodedAudio(server.url("radio"), seconds: 2, probe: analyze), tone: 440)
         #expect(windows.filter { $0 == .tone }.count >= 30, "\(windows)")
         host.process.waitUntilExit()
@@ -158,10 +165,7 @@ struct HostAudioTests {
         let back = host.waitFor(timeout: 8) { _ in host.names.filter { $0 == "ok" }.count >= 2 }
         try #require(back != nil, "no second ok: \(host.names.suffix(8))")
         Thread.sleep(forTimeInterval: 1)
-        let probe = try ProcessOutput.run(FFprobe.path, ["-v", "error", "-show_entries", "stream=codec_type,codec_name",
-                                                         "-of", "csv=p=0", server.url("again")])
-        #expect(probe.text.split(separator: "\n").map(String.init).sorted() == ["aac,audio", "h264,video"],
-                "\(probe.text) \(probe.stderr)")
+        #expect(try Self.streams(server.url("again"), entries: "codec_type,codec_name") == ["aac,audio", "h264,video"])
     }
 
     @Test("a co-host with --mute pushes silence and the room hears it; the hoster's mute on stdin reaches the co-host")
