@@ -191,15 +191,19 @@ extension HosterPipeline {
     /// encoder, and (`testMix`) the mix stage of `mixTestCohosts`; audio only in
     /// `.audio` mode. `filters` replaces the configuration's chain.
     public convenience init(configuration: HosterConfiguration, filters: FilterChain? = nil, testMix: Bool = true) throws {
-        let audio = try configuration.makeAudio()
         if configuration.livingMediaMode == .audio {
-            guard let audio else { throw LiveError(.invalidParams, "an audio-only live needs sound") }
+            guard let audio = try configuration.makeAudio() else {
+                throw LiveError(.invalidParams, "an audio-only live needs sound")
+            }
             self.init(audioSource: audio.source, audioEncoder: audio.encoder)
             return
         }
+        // The picture first: a video source that cannot be made is the error to report.
         let source = try configuration.makeSource()
         let encoder = try H264Encoder(config: configuration.encoderConfig)
-        self.init(source: source, filters: try filters ?? configuration.makeFilterChain(), encoder: encoder)
+        let filters = try filters ?? configuration.makeFilterChain()
+        let audio = try configuration.makeAudio()
+        self.init(source: source, filters: filters, encoder: encoder)
         if let audio { setAudio(source: audio.source, encoder: audio.encoder) }
         if testMix, let mix = try configuration.makeMix() {
             setMixStage(mix.process)
