@@ -5,6 +5,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import LiveServer
 import LiveTestSupport
 import Testing
 @testable import LiveLine
@@ -220,6 +221,71 @@ struct PublisherAudioTests {
             #expect(Set(kinds.dropFirst(2)) == [.audioFrame], "connection \(number): \(Set(kinds))")
             let values = try Self.metadata(messages)
             #expect(values.hasVideo == false && values.videoCodecID == nil && values.audioCodecID == 10)
+        }
+    }
+
+    @Test("one capture clock on the wire: each marked frame of the test pattern and its marker beep carry the same time")
+    func markerFrameMeetsBeep() throws {
+        // LiveLine's relay: nginx-rtmp (live on, no interleave) shifts each track on its
+        // own for a player joining mid-stream, by up to a GOP.
+        let relay = try RelayServer(configuration: .init(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 1))
+        defer { relay.shutdown() }
+        let url = "rtmp://127.0.0.1:\(relay.rtmpPort)/live/sync"
+        var configuration = HosterConfiguration()
+        (configuration.width, configuration.height, configuration.bitrateKbps) = (320, 240, 600)
+        configuration.keyframeIntervalSeconds = 1
+        let hoster = try HosterPipeline(configuration: configuration)
+        let sink = RTMPPublishSink(url: try RTMPURL(parsing: url))
+        hoster.addSink(sink)
+        try hoster.start(frameLimit: 30 * 8)
+        defer {
+            hoster.stop()
+            _ = try? hoster.wait()
+        }
+        Thread.sleep(forTimeInterval: 0.5)
+        let directory = try Peers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let videoPath = directory.appendingPathComponent("v.gray").path, audioPath = directory.appendingPathComponent("a.pcm").path
+        // ffmpeg shifts both tracks by the same start time; showinfo / ashowinfo print the times.
+        let decode = try Peers.run("/usr/bin/ffmpeg", ["-v", "info", "-nostdin", "-i", url, "-t", "3.5",
+                                                       "-map", "0:v", "-vf", "showinfo", "-f", "rawvideo", "-pix_fmt", "gray", videoPath,
+                                                       "-map", "0:a", "-t", "3.5", "-af", "ashowinfo", "-ac", "1", "-f", "s16le", audioPath])
+        #expect(decode.status == 0, "\(decode.stderr.suffix(500))")
+        func times(_ filter: String) -> [Double] {
+            decode.stderr.split(separator: "\n").filter { $0.contains("Parsed_\(filter)_") && $0.contains(" n:") }.compactMap { line in
+                line.range(of: "pts_time:").flatMap { Double(line[$0.upperBound...].prefix { !$0.isWhitespace }) }
+            }
+        }
+        let videoTimes = times("showinfo"), audioStart = try #require(times("ashowinfo").first)
+        // The marked frame: the one frame of each second whose patch flashes white, brighter
+        // than the frames on either side of it.
+        let pictures = [UInt8](try Data(contentsOf: URL(fileURLWithPath: videoPath)))
+        let size = 320 * 240
+        let count = min(videoTimes.count, pictures.count / size)
+        var marked: [Double] = []
+        if count >= 3 {
+            for index in 1..<(count - 1) {
+                let flashed = stride(from: index * size, to: (index + 1) * size, by: 3).filter { offset in
+                    Int(pictures[offset]) > Int(pictures[offset - size]) + 100 && Int(pictures[offset]) > Int(pictures[offset + size]) + 100
+                }.count
+                if flashed > 50 { marked.append(videoTimes[index]) }
+            }
+        }
+        let pcm = try Data(contentsOf: URL(fileURLWithPath: audioPath))
+        let samples = pcm.withUnsafeBytes { $0.bindMemory(to: Int16.self).map { Float(Int16(littleEndian: $0)) / 32768 } }
+        // A beep starts where a 5 ms window first holds mostly 3 kHz: half the window in.
+        let beep = ToneDetector(frequency: ToneGenerator.markerFrequency, sampleRate: 48000)
+        var onsets: [Double] = []
+        var inBeep = false
+        for start in stride(from: 0, to: samples.count - 240, by: 24) {
+            let now = beep.share(in: samples[start..<start + 240]) > 0.5
+            if now, !inBeep { onsets.append(audioStart + Double(start + 120) / 48000) }
+            inBeep = now
+        }
+        try #require(marked.count >= 2 && onsets.count >= 2, "marked frames at \(marked), beeps at \(onsets)")
+        for time in marked {
+            let nearest = try #require(onsets.min { abs($0 - time) < abs($1 - time) })
+            #expect(abs(nearest - time) <= 0.01, "marked frame at \(time) s, beep at \(nearest) s")
         }
     }
 }
