@@ -1,15 +1,37 @@
 import LiveCodec
 import LiveCore
 
-/// Where encoded video goes: a recording now, the RTMP publisher and the relay later.
-/// Called on the encode thread, in order: `open` once, `write` per packet, `close` once.
+/// Where the hoster's encoded media goes: the RTMP publisher, a recording.
+///
+/// The pipeline calls `open(video:audio:)` once before anything else, then `write` per
+/// packet, then `close` once after the last packet of either kind. Video packets come
+/// on the encode thread, audio packets on the audio thread, so a sink that takes both
+/// must let the two `write`s run at the same time. A sink that only knows video
+/// implements `open(stream:)` and the video `write`: the extension opens it for the
+/// video track and ignores audio.
 public protocol EncodedVideoSink: AnyObject {
     func open(stream: VideoStreamInfo) throws
     func write(_ packet: EncodedVideoPacket) throws
     func close() throws
+    /// Opens the sink for the tracks the stream carries (nil: that track is absent; an
+    /// audio-only live has no video).
+    func open(video: VideoStreamInfo?, audio: AudioStreamInfo?) throws
+    /// One AAC frame, on the audio thread.
+    func write(_ packet: EncodedAudioPacket) throws
 }
 
-/// Records the stream to an .flv or .mp4 file (`--record`). A failed write (a full
+extension EncodedVideoSink {
+    /// Video-only sinks: opened for the video track; a stream without video never opens them.
+    public func open(video: VideoStreamInfo?, audio: AudioStreamInfo?) throws {
+        if let video { try open(stream: video) }
+    }
+
+    /// Video-only sinks ignore audio.
+    public func write(_ packet: EncodedAudioPacket) throws {}
+}
+
+/// Records the stream to an .flv or .mp4 file (`--record`): video only for now (its
+/// audio is the extension's no-op). A failed write (a full
 /// disk) ends the recording, not the push: the file keeps what reached it, the error is
 /// logged and kept in `failure`, and later packets are skipped.
 public final class RecordingSink: EncodedVideoSink {

@@ -98,13 +98,17 @@ extension Guest {
         currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
-    /// The room hears the audio switch as remote AV status (seed: setLocalAudioEnable:;
-    /// the line carries no audio yet).
+    /// Off: the co-host push's audio track carries silence in place of the sound (its
+    /// timing goes on, see `HosterPipeline.setAudioEnabled`), and the room hears remote
+    /// AV status (seed: setLocalAudioEnable:). Before co-hosting it sets how the push
+    /// starts, and the room hears it once the guest is accepted.
     public func setLocalAudioEnable(_ enabled: Bool) {
         lock.lock()
         localAV.audio = enabled
+        let pipeline = cohostPipeline
         let status = localAV
         lock.unlock()
+        pipeline?.setAudioEnabled(enabled)
         currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
@@ -135,6 +139,13 @@ extension Guest {
         case .applicationResult where event.liveCode == .ok:
             if let pubId = event.pubId, let line = currentLine {
                 startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery))
+                // The room hears only co-hosts' switches: one made before the accept is told now.
+                lock.lock()
+                let status = localAV
+                lock.unlock()
+                if !status.audio || !status.video {
+                    line.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+                }
             }
         case .hungUp, .lineLeave, .liveStop, .tokenExpired:
             stopCohostPush()
@@ -152,12 +163,10 @@ extension Guest {
         Thread.detachNewThread { [weak self] in
             guard let self else { return }
             do {
-                let configuration = options.cohost
-                let encoder = try H264Encoder(config: configuration.encoderConfig)
-                let pipeline = HosterPipeline(source: try configuration.makeSource(),
-                                              filters: try configuration.makeFilterChain(), encoder: encoder)
+                // The hoster's pipeline: the co-host's picture and sound (`options.cohost`).
+                let pipeline = try HosterPipeline(configuration: options.cohost, testMix: false)
                 let push = RTMPPublishSink(url: url, options: options.cohostPush)
-                push.encoder = encoder
+                push.encoder = pipeline.encoder
                 push.onEvent = { [weak self] event in
                     guard let self else { return }
                     // A push stopped on purpose (hang-up, leave) is not lost when the server
@@ -174,6 +183,7 @@ extension Guest {
                 let previous = cohostPipeline
                 cohostPipeline = pipeline
                 pipeline.setVideoEnabled(localAV.video)
+                pipeline.setAudioEnabled(localAV.audio)
                 lock.unlock()
                 previous?.stop()
                 try pipeline.start()

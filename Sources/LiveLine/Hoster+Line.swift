@@ -54,6 +54,9 @@ extension Hoster {
                           stream: stream, lineKey: server.lineKey, maxCohosts: self?.currentMix?.lineCapacity ?? capacity,
                           reply: reply)
         }
+        // A switch made before the line existed (a hoster that starts muted) is told once it opens.
+        let status = localAVStatus
+        if !status.audio || !status.video { setLineAVStatus(audio: status.audio, video: status.video) }
     }
 
     /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`

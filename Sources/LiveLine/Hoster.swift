@@ -32,8 +32,14 @@ public final class Hoster: @unchecked Sendable {
         public var otherSources: [String] = []
         /// Seed: cameraType. `.thirdFilter` runs `setRawFrameHook`'s hook on every frame.
         public var cameraType: CameraType = .normal
-        /// Seed: living media mode; only video is carried so far.
+        /// Seed: the hoster's orientation (landscape or portrait); the picture's size says it.
         public var landscape = true
+        /// Video and audio (default), or audio only: no picture, no video track (the
+        /// anyRTC SDK's ARLivingMediaModeAudio). Stored in `configuration`.
+        public var livingMediaMode: LivingMediaMode {
+            get { configuration.livingMediaMode }
+            set { configuration.livingMediaMode = newValue }
+        }
         /// Reconnect, congestion threshold and adaptive bitrate of the push.
         public var push = RTMPPublishSink.Options()
         /// Fresh tokens for every connect and reconnect of the push (the anyRTC SDK's token
@@ -49,8 +55,8 @@ public final class Hoster: @unchecked Sendable {
     }
 
     public let options: Options
-    /// Publish events (seed: ARHosterRtmpDelegate), on the publisher's loop thread; set
-    /// before `startPush`.
+    /// Publish events (seed: ARHosterRtmpDelegate), on the publisher's loop thread, and
+    /// the local audio level (`localAudioActive`) on the audio thread; set before `startPush`.
     public var onEvent: (@Sendable (HosterEvent) -> Void)?
     /// Co-host line events (seed: the hoster's RTC delegate), on the line's loop thread;
     /// set before `createLine`.
@@ -64,6 +70,7 @@ public final class Hoster: @unchecked Sendable {
     private var preview: ((VideoFrame) -> Void)?
     private var rawHook: ((VideoFrame) -> VideoFrame)?
     private var videoEnabled = true
+    private var audioEnabled = true
     /// The mix stage, made by the first push or co-host (see `mixStage()`).
     private var mix: HosterMix?
     /// The co-host line, from `createLine` to `closeLine`.
@@ -87,33 +94,42 @@ public final class Hoster: @unchecked Sendable {
 
     /// Starts capture, encoding and the push to `url` (seed: startPushRtmpStream:);
     /// `extraSinks` (a recording) get the same packets. Throws when the first connect
-    /// fails; later losses are retried (`HosterEvent.reconnecting`).
-    public func startPush(url: RTMPURL?, extraSinks: [EncodedVideoSink] = [], frameLimit: Int? = nil) throws {
+    /// fails; later losses are retried (`HosterEvent.reconnecting`). `frameLimit` ends
+    /// the run after that many video frames, `audioLimit` once the sound reaches that
+    /// time (what ends an audio-only run).
+    public func startPush(url: RTMPURL?, extraSinks: [EncodedVideoSink] = [], frameLimit: Int? = nil,
+                          audioLimit: MediaTime? = nil) throws {
         let configuration = options.configuration
-        let encoder = try H264Encoder(config: configuration.encoderConfig)
-        let pipeline = HosterPipeline(source: try configuration.makeSource(), filters: filters, encoder: encoder)
-        // Always in place, so co-hosts can join mid-push; without any it passes frames through.
-        let mix = try mixStage()
-        pipeline.setMixStage(mix.process)
-        pipeline.onEnd { [weak self] in
-            mix.stop()
-            self?.dropMix(mix)
+        let pipeline = try HosterPipeline(configuration: configuration, filters: filters, testMix: false)
+        if pipeline.source != nil {
+            // Always in place, so co-hosts can join mid-push; without any it passes frames through.
+            let mix = try mixStage()
+            pipeline.setMixStage(mix.process)
+            pipeline.onEnd { [weak self] in
+                mix.stop()
+                self?.dropMix(mix)
+            }
+        }
+        let onEvent = self.onEvent
+        pipeline.onAudioLevel(every: configuration.audioLevelIntervalMilliseconds) { level in
+            onEvent?(.localAudioActive(level: level, showTime: configuration.audioLevelIntervalMilliseconds))
         }
         extraSinks.forEach(pipeline.addSink)
         var sink: RTMPPublishSink?
         if let url {
             let push = RTMPPublishSink(url: url, options: options.push)
-            push.encoder = encoder
+            push.encoder = pipeline.encoder
             push.onEvent = onEvent
             pipeline.addSink(push)
             sink = push
         }
         lock.lock()
         pipeline.setVideoEnabled(videoEnabled)
+        pipeline.setAudioEnabled(audioEnabled)
         self.pipeline = pipeline
         self.sink = sink
         lock.unlock()
-        try pipeline.start(frameLimit: frameLimit)
+        try pipeline.start(frameLimit: frameLimit, audioLimit: audioLimit)
     }
 
     /// Starts the push to `url` (seed: startPushRtmpStream:).
@@ -137,6 +153,9 @@ public final class Hoster: @unchecked Sendable {
 
     /// Ends the push from any thread without waiting (Ctrl-C).
     public func requestStop() { currentPipeline?.stop() }
+
+    /// The sound being sent (`tone 440 Hz`, …); nil without audio or before the push.
+    public var audioSourceName: String? { currentPipeline?.audioSource?.name }
 
     /// Capture and encode figures (zero before the push).
     public var pipelineStats: PipelineStats { currentPipeline?.stats ?? PipelineStats() }
@@ -235,13 +254,42 @@ public final class Hoster: @unchecked Sendable {
     }
 
     /// Off: one black frame a second goes out instead of the picture, so players keep
-    /// playing (seed: setLocalVideoEnable:).
+    /// playing, and the line's room hears remote AV status (seed: setLocalVideoEnable:).
     public func setLocalVideoEnable(_ enabled: Bool) {
         lock.lock()
         videoEnabled = enabled
         let pipeline = self.pipeline
+        let status = (audio: audioEnabled, video: enabled)
         lock.unlock()
         pipeline?.setVideoEnabled(enabled)
+        setLineAVStatus(audio: status.audio, video: status.video)
+    }
+
+    /// Off: the stream's audio track carries silence in place of the sound (its timing
+    /// goes on, see `HosterPipeline.setAudioEnabled`), the local level events stop, and
+    /// the line's room hears remote AV status (seed: setLocalAudioEnable:).
+    public func setLocalAudioEnable(_ enabled: Bool) {
+        lock.lock()
+        audioEnabled = enabled
+        let pipeline = self.pipeline
+        let status = (audio: enabled, video: videoEnabled)
+        lock.unlock()
+        pipeline?.setAudioEnabled(enabled)
+        setLineAVStatus(audio: status.audio, video: status.video)
+    }
+
+    /// The local audio and video switches, as the line's room should hear them.
+    var localAVStatus: (audio: Bool, video: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        return (audioEnabled, videoEnabled)
+    }
+
+    /// Whether the sound is sent (`setLocalAudioEnable`).
+    public var isLocalAudioEnabled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return audioEnabled
     }
 
     /// Captures from the next configured source (seed: switchCamera): `configuration.source`

@@ -36,6 +36,21 @@ public struct HosterConfiguration: Sendable {
     public var mixTestCohosts = 0
     /// Pace synthetic and file sources in real time (false: as fast as possible, for benchmarks).
     public var realTime = true
+    /// Video and audio, or audio only (the anyRTC SDK's living media mode).
+    public var livingMediaMode: LivingMediaMode = .video
+    /// The sound (`AudioSourceSpec` syntax: `tone`, `tone:HZ`, `silence`, `none`,
+    /// `file:PATH`, `alsa:DEVICE`, `pulse:NAME`); nil: what the video source brings
+    /// (`AudioSourceSpec.defaultFor(video:)`: the tone with `test`, the file's track
+    /// with `file:`, none with a colour or a camera).
+    public var audioSource: String?
+    /// AAC-LC bitrate in kbit/s.
+    public var audioBitrateKbps = 96
+    /// 48000 or 44100.
+    public var audioSampleRate = 48000
+    /// 1 or 2.
+    public var audioChannels = 2
+    /// How often the local audio level is reported, in ms (the SDK's showTime).
+    public var audioLevelIntervalMilliseconds = 500
 
     public static let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow"]
 
@@ -101,6 +116,39 @@ public struct HosterConfiguration: Sendable {
         return (x, y)
     }
 
+    /// The audio source in effect: `audioSource`, or the video source's default.
+    /// Throws `.invalidParams` for an unreadable spec, and when an audio-only live has
+    /// no sound (`none`).
+    public func audioSpec() throws -> AudioSourceSpec {
+        let spec = try audioSource.map(AudioSourceSpec.init(parsing:))
+            ?? AudioSourceSpec.defaultFor(video: try SourceSpec(parsing: source))
+        if livingMediaMode == .audio, spec == .none {
+            throw LiveError(.invalidParams, audioSource == nil
+                ? "an audio-only live needs sound, and the video source '\(source)' brings none: name an audio source"
+                : "an audio-only live needs sound: the audio source cannot be none")
+        }
+        return spec
+    }
+
+    /// The audio source and its AAC encoder; nil without audio. A sound the video
+    /// source brings by default (a file's track) that cannot be opened leaves the stream
+    /// silent, with a warning; one asked for (`audioSource`, or any sound of an
+    /// audio-only live) is an error.
+    public func makeAudio() throws -> (source: AudioSource, encoder: AACEncoder)? {
+        let spec = try audioSpec()
+        let source: AudioSource?
+        do {
+            source = try spec.makeSource(sampleRate: audioSampleRate, channelCount: audioChannels, realTime: realTime)
+        } catch where audioSource == nil && livingMediaMode == .video {
+            Log.warning("no audio: \(error)")
+            return nil
+        }
+        guard let source else { return nil }
+        let encoder = try AACEncoder(sampleRate: source.sampleRate, channelCount: source.channelCount,
+                                     bitrateKbps: audioBitrateKbps)
+        return (source, encoder)
+    }
+
     /// The configured source, at the configured size and rate.
     public func makeSource() throws -> VideoSource {
         try SourceSpec(parsing: source).makeSource(width: width, height: height, fps: fps, realTime: realTime)
@@ -123,14 +171,41 @@ public struct HosterConfiguration: Sendable {
     }
 }
 
+/// Video and audio, or audio only (the anyRTC SDK's ARLivingMediaMode: video = 0, audio = 1).
+public enum LivingMediaMode: Int, Sendable, CaseIterable {
+    case video = 0
+    /// No picture at all: no video source, encoder or track; the stream is AAC only.
+    case audio = 1
+
+    /// `video` or `audio`, as the command line names it.
+    public var name: String { self == .video ? "video" : "audio" }
+
+    public init?(name: String) {
+        guard let mode = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = mode
+    }
+}
+
 extension HosterPipeline {
-    /// A pipeline built from a configuration: source, filters, mix stage and encoder.
-    public convenience init(configuration: HosterConfiguration) throws {
-        let filters = try configuration.makeFilterChain()
+    /// A pipeline built from a configuration: source, filters, encoder, the sound and its
+    /// encoder, and (`testMix`) the mix stage of `mixTestCohosts`; audio only in
+    /// `.audio` mode. `filters` replaces the configuration's chain.
+    public convenience init(configuration: HosterConfiguration, filters: FilterChain? = nil, testMix: Bool = true) throws {
+        if configuration.livingMediaMode == .audio {
+            guard let audio = try configuration.makeAudio() else {
+                throw LiveError(.invalidParams, "an audio-only live needs sound")
+            }
+            self.init(audioSource: audio.source, audioEncoder: audio.encoder)
+            return
+        }
+        // The picture first: a video source that cannot be made is the error to report.
         let source = try configuration.makeSource()
         let encoder = try H264Encoder(config: configuration.encoderConfig)
+        let filters = try filters ?? configuration.makeFilterChain()
+        let audio = try configuration.makeAudio()
         self.init(source: source, filters: filters, encoder: encoder)
-        if let mix = try configuration.makeMix() {
+        if let audio { setAudio(source: audio.source, encoder: audio.encoder) }
+        if testMix, let mix = try configuration.makeMix() {
             setMixStage(mix.process)
             onEnd { mix.stop() }
         }

@@ -2,7 +2,8 @@ import LiveCore
 
 /// What the hoster's push reports (DESIGN.md §4, seed: ARHosterRtmpDelegate). Delivered
 /// in this order for a normal session: `ok`, `status` once a second, `closed`; a lost
-/// connection adds `reconnecting(times:)` … `ok` (or `failed`) in between.
+/// connection adds `reconnecting(times:)` … `ok` (or `failed`) in between. The local
+/// audio level comes on its own schedule, with or without a push.
 public enum HosterEvent: Sendable, Equatable {
     /// Publishing started, or started again after a reconnect (seed: onRtmpStreamOk).
     case ok
@@ -16,6 +17,10 @@ public enum HosterEvent: Sendable, Equatable {
     case failed(LiveCode)
     /// The push was stopped (seed: onRtmpStreamClosed).
     case closed
+    /// The level of the hoster's own sound, 0–100 (`AudioLevel`), at most once per
+    /// `showTime` ms (HosterConfiguration.audioLevelIntervalMilliseconds); none while the
+    /// audio is off (seed: onRTCLocalAudioActive:showTime:). On the audio thread.
+    case localAudioActive(level: Int, showTime: Int)
 
     /// The event's name in the CLI's JSON lines.
     public var name: String {
@@ -25,6 +30,7 @@ public enum HosterEvent: Sendable, Equatable {
         case .status: "status"
         case .failed: "failed"
         case .closed: "closed"
+        case .localAudioActive: "localAudioActive"
         }
     }
 }
@@ -41,6 +47,11 @@ public struct HosterStatus: Sendable, Equatable {
     public var bitrateKbps = 0
     /// Reconnects that succeeded so far.
     public var reconnects = 0
+    /// AAC frames sent on the current connection.
+    public var sentAudioFrames = 0
+    /// AAC frames lost: while disconnected, before the AAC header, or past the hard cap
+    /// of a stalled connection (congestion drops video, never audio).
+    public var droppedAudioFrames = 0
 
     public init() {}
 }

@@ -8,24 +8,47 @@ import LiveFilter
 ///
 ///     source ─► filters ─► [mix stage] ─► queue ─► (swscale) ─► H.264 encoder ─► sinks
 ///     └───────── capture thread ─────────┘         └────────── encode thread ──────────┘
+///     audio source ─► [mute] ─► [audio stage] ─► level ─► AAC encoder ─► sinks
+///     └──────────────────────────── audio thread ───────────────────────────┘
 ///
 /// The queue between the threads holds a few frames and drops the oldest when the
 /// encoder falls behind (a live stream wants the newest picture; drops are counted).
-/// Sinks (recording, RTMP publisher) run on the encode thread.
+/// Sinks (recording, RTMP publisher) get video on the encode thread and audio on the
+/// audio thread; they are opened before and closed after both.
+///
+/// Audio and video share one capture clock: both sources start at the same instant
+/// and count their pts from 0, so a sink lines them up by timestamp alone. Switching
+/// the video source leaves audio untouched. Without a video source (the anyRTC SDK's
+/// audio live mode) there is no capture or encode thread at all, only the audio thread.
 public final class HosterPipeline: @unchecked Sendable {
     /// A stage between the filters and the encoder (the mix compositor), on the capture thread.
     public typealias FrameStage = (VideoFrame) -> VideoFrame
+    /// A stage between the audio source and the AAC encoder (the co-hosts' voices mixed
+    /// in), on the audio thread.
+    public typealias AudioStage = (AudioFrame) -> AudioFrame
 
-    /// The source capture started with; `switchSource` replaces it at run time.
-    public let source: VideoSource
+    /// The video source capture started with (nil: audio only); `switchSource` replaces it at run time.
+    public let source: VideoSource?
     public let filters: FilterChain
-    public let encoder: H264Encoder
+    /// The H.264 encoder; nil for an audio-only pipeline.
+    public let encoder: H264Encoder?
+    /// The sound and its encoder, when the stream has audio.
+    public private(set) var audioSource: AudioSource?
+    public private(set) var audioEncoder: AACEncoder?
     private var sinks: [EncodedVideoSink] = []
     private let frames: BoundedQueue<VideoFrame>
     private let scaler = Scaler()
-    private let pool: FramePool
+    private let pool: FramePool?
     private var mixStage: FrameStage?
+    private var audioStage: AudioStage?
     private var endHandlers: [() -> Void] = []
+    private var audioEnabled = true
+    /// Local level reports (see `onAudioLevel`).
+    private var levelHandler: ((Int) -> Void)?
+    private var levelIntervalMicros: UInt64 = 500_000
+    /// Threads still running; the last one closes the sinks.
+    private var runningWorkers = 0
+    private var audioThread: Thread?
 
     private let lock = NSLock()
     private var _stats = PipelineStats()
@@ -36,10 +59,9 @@ public final class HosterPipeline: @unchecked Sendable {
     private var _error: Error?
     private var pendingSource: VideoSource?
     private var videoEnabled = true
-    private let blackPool: FramePool
+    private let blackPool: FramePool?
 
     /// - Parameters:
-    ///   - frameLimit: stop after this many frames (a `--duration`), nil for no end.
     ///   - queueCapacity: frames the capture→encode queue holds before dropping the oldest.
     public init(source: VideoSource, filters: FilterChain, encoder: H264Encoder, queueCapacity: Int = 4,
                 dropPolicy: DropPolicy = .dropOldest) {
@@ -49,6 +71,63 @@ public final class HosterPipeline: @unchecked Sendable {
         frames = BoundedQueue(capacity: queueCapacity, policy: dropPolicy)
         pool = FramePool(width: encoder.config.width, height: encoder.config.height)
         blackPool = FramePool(width: encoder.config.width, height: encoder.config.height, capacity: 2)
+    }
+
+    /// An audio-only pipeline (the anyRTC SDK's ARLivingMediaModeAudio): no picture,
+    /// no capture or encode thread, only the audio thread.
+    public init(audioSource: AudioSource, audioEncoder: AACEncoder) {
+        source = nil
+        filters = FilterChain()
+        encoder = nil
+        self.audioSource = audioSource
+        self.audioEncoder = audioEncoder
+        frames = BoundedQueue(capacity: 1, policy: .dropOldest)
+        pool = nil
+        blackPool = nil
+    }
+
+    /// Gives the stream a sound track from `source`, encoded by `encoder` (which must
+    /// take the source's rate and channels); call before `start`.
+    public func setAudio(source: AudioSource, encoder: AACEncoder) {
+        audioSource = source
+        audioEncoder = encoder
+    }
+
+    /// Off: the audio track goes on with digital silence in place of the source's
+    /// sound (seed: setLocalAudioEnable), and `onAudioLevel` is quiet. Silence rather
+    /// than a gap: players and ffmpeg see one continuous track (no underrun, no
+    /// resync), A/V sync holds, and the AAC encoder's input stays continuous, as its
+    /// timing counts samples. The source keeps running so the sound returns at once.
+    /// Any thread.
+    public func setAudioEnabled(_ enabled: Bool) {
+        lock.lock()
+        audioEnabled = enabled
+        lock.unlock()
+    }
+
+    /// Whether the source's sound is sent (see `setAudioEnabled`).
+    public var isAudioEnabled: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return audioEnabled
+    }
+
+    /// Sets the stage between the audio source and the AAC encoder; nil removes it (no
+    /// cost then). Its output must keep the frame's rate, channels and length.
+    public func setAudioStage(_ stage: AudioStage?) {
+        lock.lock()
+        audioStage = stage
+        lock.unlock()
+    }
+
+    /// Reports the local audio level, 0–100 (`AudioLevel`), of the sound about to be
+    /// encoded (after the audio stage), at most once per `intervalMilliseconds` (the
+    /// anyRTC SDK's onRTCLocalAudioActive with its showTime): the loudest 10 ms block of
+    /// the interval. Nothing while audio is off. Called on the audio thread; set before
+    /// `start`.
+    public func onAudioLevel(every intervalMilliseconds: Int, _ handler: ((Int) -> Void)?) {
+        levelIntervalMicros = UInt64(max(1, intervalMilliseconds)) * 1000
+        levelHandler = handler
     }
 
     /// Captures from `next` from the next frame on (seed: switchCamera); the old source
@@ -104,18 +183,40 @@ public final class HosterPipeline: @unchecked Sendable {
     }
 
     /// Starts capture and encoding; returns at once. `frameLimit` ends the run after
-    /// that many captured frames.
-    public func start(frameLimit: Int? = nil) throws {
-        for sink in sinks { try sink.open(stream: encoder.streamInfo) }
-        try source.start()
-        let capture = Thread { [self] in captureLoop(frameLimit: frameLimit) }
-        capture.name = "liveline.capture"
-        let encode = Thread { [self] in encodeLoop() }
-        encode.name = "liveline.encode"
-        captureThread = capture
-        encodeThread = encode
-        encode.start()
-        capture.start()
+    /// that many captured video frames; `audioLimit`, once the audio reaches that time
+    /// (an audio-only run's `--duration`). With video, the audio ends with it.
+    public func start(frameLimit: Int? = nil, audioLimit: MediaTime? = nil) throws {
+        precondition(source != nil || audioSource != nil, "a pipeline needs a video or an audio source")
+        for sink in sinks { try sink.open(video: encoder?.streamInfo, audio: audioEncoder?.streamInfo) }
+        // Both sources start together: their pts count from this instant.
+        do {
+            try source?.start()
+            try audioSource?.start()
+        } catch {
+            source?.stop()
+            for sink in sinks { try? sink.close() }
+            throw error
+        }
+        var threads: [Thread] = []
+        if source != nil {
+            let capture = Thread { [self] in captureLoop(frameLimit: frameLimit) }
+            capture.name = "liveline.capture"
+            let encode = Thread { [self] in encodeLoop() }
+            encode.name = "liveline.encode"
+            captureThread = capture
+            encodeThread = encode
+            threads += [encode, capture]
+        }
+        if let audioSource, let audioEncoder {
+            let audio = Thread { [self] in audioLoop(audioSource, audioEncoder, limit: audioLimit) }
+            audio.name = "liveline.audio"
+            audioThread = audio
+            threads.append(audio)
+        }
+        lock.lock()
+        runningWorkers = (source != nil ? 1 : 0) + (audioSource != nil ? 1 : 0)
+        lock.unlock()
+        threads.forEach { $0.start() }
     }
 
     /// Asks the pipeline to end: capture stops, queued frames are encoded, sinks closed.
@@ -153,11 +254,15 @@ public final class HosterPipeline: @unchecked Sendable {
     }
 
     private func captureLoop(frameLimit: Int?) {
-        var current = source
+        guard var current = source, let encoder else { return }
         defer {
             current.stop()
             endHandlers.forEach { $0() }
             frames.close()
+            // The audio ends with the picture.
+            lock.lock()
+            stopRequested = true
+            lock.unlock()
         }
         var count = 0
         // A switched source counts its pts from zero: shift them past the last one sent.
@@ -198,7 +303,7 @@ public final class HosterPipeline: @unchecked Sendable {
             if !enabled {
                 // The source keeps running (and pacing) so the picture returns at once.
                 let now = Clock.monotonicMicros()
-                guard lastBlackMicros.map({ now - $0 >= 1_000_000 }) ?? true else { continue }
+                guard lastBlackMicros.map({ now - $0 >= 1_000_000 }) ?? true, let blackPool else { continue }
                 lastBlackMicros = now
                 let black = blackPool.acquire()
                 black.fill(.black)
@@ -230,28 +335,101 @@ public final class HosterPipeline: @unchecked Sendable {
     }
 
     private func encodeLoop() {
-        defer { finished.signal() }
+        guard let encoder else { return }
+        defer { workerEnded() }
         do {
             while let input = frames.pop() {
                 let t0 = Clock.monotonicMicros()
-                let frame = try fitted(input)
+                let frame = try fitted(input, encoder: encoder)
                 let packets = try encoder.encode(frame)
                 let t1 = Clock.monotonicMicros()
-                try deliver(packets, encodeMicros: t1 - t0, frames: 1)
+                try deliver(packets, encoder: encoder, encodeMicros: t1 - t0, frames: 1)
             }
-            try deliver(try encoder.flush(), encodeMicros: 0, frames: 0)
-            for sink in sinks { try sink.close() }
+            try deliver(try encoder.flush(), encoder: encoder, encodeMicros: 0, frames: 0)
         } catch {
             fail(error)
             frames.close()
-            for sink in sinks { try? sink.close() }
         }
     }
 
+    /// The audio thread: 10 ms blocks from the source, muted or not, through the stage,
+    /// metered, encoded and handed to the sinks.
+    private func audioLoop(_ source: AudioSource, _ encoder: AACEncoder, limit: MediaTime?) {
+        defer {
+            source.stop()
+            if self.source == nil { endHandlers.forEach { $0() } }
+            workerEnded()
+        }
+        var loudest = 0
+        var lastReport: UInt64?
+        do {
+            while !shouldStop {
+                guard var frame = try source.nextFrame() else { break }
+                if let limit, frame.pts >= limit { break }
+                lock.lock()
+                let enabled = audioEnabled
+                let stage = audioStage
+                lock.unlock()
+                if !enabled {
+                    // Silence with the source's timing (see `setAudioEnabled`).
+                    frame = AudioFrame(sampleRate: frame.sampleRate, channelCount: frame.channelCount,
+                                       sampleCount: frame.sampleCount, pts: frame.pts)
+                }
+                if let stage { frame = stage(frame) }
+                if enabled, let levelHandler {
+                    loudest = max(loudest, AudioLevel.of(frame.samples))
+                    let now = Clock.monotonicMicros()
+                    if lastReport.map({ now - $0 >= levelIntervalMicros }) ?? true {
+                        levelHandler(loudest)
+                        loudest = 0
+                        lastReport = now
+                    }
+                } else if !enabled {
+                    loudest = 0
+                }
+                let packets = try encoder.encode(frame)
+                try deliver(audio: packets, captured: 1)
+            }
+            try deliver(audio: try encoder.flush(), captured: 0)
+        } catch {
+            fail(error)
+        }
+    }
+
+    /// A capture/encode or audio thread has ended; the last one closes the sinks and
+    /// ends the run.
+    private func workerEnded() {
+        lock.lock()
+        runningWorkers -= 1
+        let last = runningWorkers == 0
+        let failed = _error != nil
+        lock.unlock()
+        guard last else { return }
+        for sink in sinks {
+            if failed {
+                try? sink.close()
+            } else {
+                do { try sink.close() } catch { fail(error) }
+            }
+        }
+        finished.signal()
+    }
+
+    private func deliver(audio packets: [EncodedAudioPacket], captured: Int) throws {
+        for packet in packets {
+            for sink in sinks { try sink.write(packet) }
+        }
+        lock.lock()
+        _stats.audioFramesCaptured += captured
+        _stats.audioFramesEncoded += packets.count
+        _stats.audioBytes += packets.reduce(0) { $0 + $1.data.count }
+        lock.unlock()
+    }
+
     /// The frame at the encoder's size (sources normally deliver it already).
-    private func fitted(_ frame: VideoFrame) throws -> VideoFrame {
+    private func fitted(_ frame: VideoFrame, encoder: H264Encoder) throws -> VideoFrame {
         let config = encoder.config
-        guard frame.width != config.width || frame.height != config.height else { return frame }
+        guard frame.width != config.width || frame.height != config.height, let pool else { return frame }
         let out = pool.acquire()
         try scaler.scale(frame, into: out, mode: .aspectFit)
         out.pts = frame.pts
@@ -259,7 +437,7 @@ public final class HosterPipeline: @unchecked Sendable {
         return out
     }
 
-    private func deliver(_ packets: [EncodedVideoPacket], encodeMicros: UInt64, frames count: Int) throws {
+    private func deliver(_ packets: [EncodedVideoPacket], encoder: H264Encoder, encodeMicros: UInt64, frames count: Int) throws {
         for packet in packets {
             for sink in sinks { try sink.write(packet) }
         }

@@ -122,6 +122,7 @@ public enum LineSessionEvent: Sendable, Equatable {
             switch event {
             case .reconnecting(let times): [("times", .int(times))]
             case .failed(let code): [("code", .int(code.rawValue))]
+            case .localAudioActive(let level, let showTime): [("level", .int(level)), ("showTime", .int(showTime))]
             case .ok, .closed, .status: []
             }
         case .refused(let op, let code, let message):

@@ -19,6 +19,12 @@ public struct PipelineStats: Sendable, Equatable {
     public var encodeMicros: UInt64 = 0
     /// Current encoder target bitrate in kbit/s.
     public var bitrateKbps = 0
+    /// Audio blocks the audio source delivered (about 10 ms each).
+    public var audioFramesCaptured = 0
+    /// AAC frames (1024 samples each) handed to the sinks.
+    public var audioFramesEncoded = 0
+    /// AAC bytes handed to the sinks.
+    public var audioBytes = 0
 
     public init() {}
 

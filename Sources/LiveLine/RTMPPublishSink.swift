@@ -5,26 +5,28 @@ import LiveCore
 import LiveNet
 import LiveRTMP
 
-/// Pushes the hoster's encoded stream to an RTMP server (`liveline host RTMP_URL`,
-/// seed: startPushRtmpStream / stopRtmpStream), keeping it up through a lost connection
-/// and a congested network.
+/// Pushes the hoster's encoded stream (H.264 and/or AAC) to an RTMP server
+/// (`liveline host RTMP_URL`, seed: startPushRtmpStream / stopRtmpStream), keeping it
+/// up through a lost connection and a congested network.
 ///
 /// - `open` runs the sink's event loop, connects and publishes, waiting at most the
 ///   connect timeout (a refused or silent server is an error naming the URL, never a
-///   hang), then queues onMetaData and the AVC sequence header.
+///   hang), then queues onMetaData, the AVC sequence header and the AAC header (each
+///   for the tracks the stream has).
 /// - Reconnect: when the connection is lost, packets are dropped (capture and encoding
-///   go on) while retries follow `Options.backoff`; on success the metadata and the
-///   sequence header are sent again, the encoder is asked for an IDR and nothing is sent
-///   before it, so players recover at once. When the tries are used up the sink reports
-///   `failed(101)` and the next `write` throws, which ends the pipeline.
+///   go on) while retries follow `Options.backoff`; on success the metadata and both
+///   sequence headers are sent again, the encoder is asked for an IDR and no video is
+///   sent before it (audio goes on at once), so players recover at once. When the tries
+///   are used up the sink reports `failed(101)` and the next `write` throws, which ends
+///   the pipeline.
 /// - Congestion: the publisher drops non-keyframes once its queue holds more than
 ///   `Options.congestionMilliseconds`, and discards the queued frames when the next
 ///   keyframe comes, which the sink asks the encoder for at once (never a broken GOP).
 ///   With `Options.bitrate` set, a `BitrateController` steps the encoder's bitrate
 ///   down and back up once a second.
 ///
-/// `open`, `write` and `close` run on the encode thread; `onEvent` is called on the
-/// sink's event-loop thread and must not block.
+/// `open`, `close` and the video `write` run on the encode thread, the audio `write` on
+/// the audio thread; `onEvent` is called on the sink's event-loop thread and must not block.
 public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     // @unchecked: fields marked "loop" are touched only on the loop's thread, the rest
     // under `lock`.
@@ -64,7 +66,10 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     private var reconnects = 0
     private var droppedOffline = 0
     private var droppedEarlier = 0
+    private var droppedAudioOffline = 0
+    private var droppedAudioEarlier = 0
     private var stream: VideoStreamInfo?
+    private var audio: AudioStreamInfo?
 
     // Loop.
     private var attempt = 0
@@ -109,17 +114,26 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         status.droppedFrames = droppedEarlier + droppedOffline + publisherStats.droppedFrames
         status.bitrateKbps = encoder?.bitrateKbps ?? 0
         status.reconnects = reconnects
+        status.droppedAudioFrames = droppedAudioEarlier + droppedAudioOffline + publisherStats.droppedAudioFrames
+        status.sentAudioFrames = publisherStats.sentAudioFrames
         return status
     }
 
     public func open(stream: VideoStreamInfo) throws {
+        try open(video: stream, audio: nil)
+    }
+
+    /// Opens the push for the tracks given (at least one).
+    public func open(video stream: VideoStreamInfo?, audio: AudioStreamInfo?) throws {
+        precondition(stream != nil || audio != nil, "a push needs video or audio")
         let loop = try EventLoop(name: "liveline-rtmp")
         loop.start()
         self.loop = loop
         lock.lock()
         self.stream = stream
+        self.audio = audio
         lock.unlock()
-        if let settings = options.bitrate {
+        if let settings = options.bitrate, let stream {
             var settings = settings
             settings.highQueueMilliseconds = min(settings.highQueueMilliseconds, max(50, options.congestionMilliseconds * 4 / 5))
             controller = BitrateController(settings: settings, startKbps: stream.bitrate / 1000)
@@ -152,8 +166,25 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             if let refused = (error as? RTMPClientError)?.refusalCode { throw LiveError(refused, "RTMP publish refused: \(error)", isRefusal: true) }
             throw LiveError(.networkError, "RTMP publish failed: \(error)")
         }
-        sendHeaders(publisher, stream: stream)
+        sendHeaders(publisher, stream: stream, audio: audio)
         loop.executeCoalesced { [self] in scheduleStatus() }
+    }
+
+    /// One AAC frame (audio thread). Never waits for a video keyframe; dropped while
+    /// the connection is down.
+    public func write(_ packet: EncodedAudioPacket) throws {
+        lock.lock()
+        if let finalFailure {
+            lock.unlock()
+            throw finalFailure
+        }
+        guard let publisher = current else {
+            droppedAudioOffline += 1
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        publisher.send(packet)
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
@@ -211,7 +242,11 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     // MARK: - Loop
 
     private func makePublisher(url: RTMPURL, loop: EventLoop) -> RTMPPublisher {
-        let publisher = RTMPPublisher(url: url, loop: loop, configuration: options.publisher)
+        var configuration = options.publisher
+        lock.lock()
+        configuration.tracks = Set((stream == nil ? [] : [.video]) + (audio == nil ? [] : [.audio]))
+        lock.unlock()
+        let publisher = RTMPPublisher(url: url, loop: loop, configuration: configuration)
         publisher.onEvent = { [weak self, unowned publisher] event in self?.handle(event, from: publisher) }
         publisher.onCongestion = { [weak self] congested, _ in
             // Dropping started: the queued frames go when a keyframe comes, so make one now.
@@ -220,11 +255,28 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         return publisher
     }
 
-    private func sendHeaders(_ publisher: RTMPPublisher, stream: VideoStreamInfo) {
-        let bitrate = Double(encoder?.bitrateKbps ?? stream.bitrate / 1000)
-        publisher.send(metadata: RTMPStreamMetadata(width: stream.width, height: stream.height, framerate: Double(stream.fps),
-                                                    videoDataRateKbps: bitrate))
-        try? publisher.send(sequenceHeader: encoder?.streamInfo.extradata ?? stream.extradata)
+    /// onMetaData, then the AVC and AAC headers of the tracks the stream has.
+    private func sendHeaders(_ publisher: RTMPPublisher, stream: VideoStreamInfo?, audio: AudioStreamInfo?) {
+        var metadata: RTMPStreamMetadata
+        if let stream {
+            let bitrate = Double(encoder?.bitrateKbps ?? stream.bitrate / 1000)
+            metadata = RTMPStreamMetadata(width: stream.width, height: stream.height, framerate: Double(stream.fps),
+                                          videoDataRateKbps: bitrate)
+            if let audio {
+                metadata.setAudio(sampleRate: audio.sampleRate, channelCount: audio.channelCount,
+                                  dataRateKbps: Double(audio.bitrate) / 1000)
+            } else {
+                metadata.object["hasAudio"] = .boolean(false)
+            }
+        } else if let audio {
+            metadata = RTMPStreamMetadata(audioSampleRate: audio.sampleRate, channelCount: audio.channelCount,
+                                          audioDataRateKbps: Double(audio.bitrate) / 1000)
+        } else {
+            return
+        }
+        publisher.send(metadata: metadata)
+        if let stream { try? publisher.send(sequenceHeader: encoder?.streamInfo.extradata ?? stream.extradata) }
+        if let audio { publisher.send(audioHeader: audio) }
     }
 
     private func handle(_ event: RTMPPublisher.Event, from publisher: RTMPPublisher) {
@@ -234,17 +286,20 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             lock.lock()
             let isCurrent = current === publisher
             let stream = self.stream
+            let audio = self.audio
             let reconnected = everPublished
             if reconnected && isCurrent { reconnects += 1 }
             lock.unlock()
             guard isCurrent else { return }
-            if reconnected, let stream {
+            if reconnected {
                 // Players joining now need the headers and a keyframe before anything else.
-                sendHeaders(publisher, stream: stream)
-                lock.lock()
-                waitingForKeyframe = true
-                lock.unlock()
-                encoder?.requestKeyframe()
+                sendHeaders(publisher, stream: stream, audio: audio)
+                if stream != nil {
+                    lock.lock()
+                    waitingForKeyframe = true
+                    lock.unlock()
+                    encoder?.requestKeyframe()
+                }
             }
             everPublished = true
             onEvent?(.ok)
@@ -254,6 +309,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             let stop = closing
             if isCurrent {
                 droppedEarlier += publisher.stats.droppedFrames
+                droppedAudioEarlier += publisher.stats.droppedAudioFrames
                 current = nil
             }
             lock.unlock()

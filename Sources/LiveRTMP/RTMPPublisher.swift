@@ -3,27 +3,37 @@ import LiveCore
 import LiveNet
 import Synchronization
 
-/// Publishes one H.264 stream to an RTMP server (seed: the hoster's push of
+/// Publishes one H.264 and/or AAC stream to an RTMP server (seed: the hoster's push of
 /// `startPushRtmpStream`, reported through onRtmpStreamOk / onRtmpStreamFailed /
 /// onRtmpStreamStatus), on a LiveNet event loop.
 ///
 /// `start()` connects, shakes hands and publishes; then `send(metadata:)`,
-/// `send(sequenceHeader:)` and `send(_:)` per encoded packet. Those entry points are
-/// thread-safe: the encode thread calls them and they hop to the loop with `execute`.
-/// Video goes out with the RTMP timestamp = dts (ms, from the first packet) and the
-/// FLV composition time = pts − dts.
+/// `send(sequenceHeader:)` / `send(audioHeader:)` and `send(_:)` per encoded packet.
+/// Those entry points are thread-safe: the encode and audio threads call them and they
+/// hop to the loop with `execute`. Video goes out with the FLV composition time =
+/// pts − dts.
+///
+/// One timeline: both tracks' times are on the shared capture clock, the RTMP
+/// timestamps count in ms from the first media item of either kind, and an
+/// `FLVInterleaver` holds each item until the other track has caught up (at most
+/// `reorderWindowMilliseconds` of its own track), so timestamps never go back. The
+/// stream carries the `tracks` of the configuration: with video only or audio only
+/// nothing waits.
 ///
 /// A stream starts clean: video frames are dropped (counted in `Stats.droppedFrames`)
-/// until a sequence header has been queued, and then until a keyframe, so nothing a
-/// player cannot decode reaches the server first. Metadata and the sequence header
-/// queued after `start()` go out before any frame (a reconnecting sink sends them on
-/// `.published` and asks its encoder for an IDR).
+/// until a sequence header has been queued, and then until a keyframe; audio frames
+/// until the AAC header (AudioSpecificConfig) has been queued; so nothing a player
+/// cannot decode reaches the server first. Audio never waits for a video keyframe.
+/// Metadata and the sequence headers queued after `start()` go out before any frame
+/// (a reconnecting sink sends them on `.published` and asks its encoder for an IDR).
 ///
 /// Bounded: packets wait in a queue here until the connection takes them; when the
 /// unsent media exceeds `maxQueuedMilliseconds` or `maxQueuedBytes`, non-keyframes
 /// are dropped (counted in `Stats.droppedFrames`) until the next keyframe, which also
-/// discards the stale frames still waiting. `onCongestion` reports every change of
-/// that state, the hook for adaptive bitrate.
+/// discards the stale frames still waiting. Audio is never dropped for congestion (it
+/// is small and a gap is heard at once): only past twice `maxQueuedBytes`, a stalled
+/// connection, does an audio frame go (`Stats.droppedAudioFrames`). `onCongestion`
+/// reports every change of that state, the hook for adaptive bitrate.
 public final class RTMPPublisher: @unchecked Sendable {
     // @unchecked: fields marked "loop" are touched only on `loop`'s thread; the
     // figures and state are in `lifecycle`, under its lock.
@@ -39,12 +49,20 @@ public final class RTMPPublisher: @unchecked Sendable {
         /// The socket's write queue: small, so media waits in the publisher's own queue
         /// where it can still be dropped.
         public var connectionOptions: TCPConnectionOptions
+        /// The tracks the stream carries (video only by default; `[.audio]` for an
+        /// audio-only live, both for a stream with sound).
+        public var tracks: Set<FLVTrack>
+        /// How far one track may run ahead of the other before its items are sent anyway.
+        public var reorderWindowMilliseconds: Int
 
         public init(connectTimeout: Duration = .seconds(10), maxQueuedMilliseconds: Int = 2000,
                     maxQueuedBytes: Int = 8 << 20, session: RTMPClientSessionCore.Configuration = .init(),
                     connectionOptions: TCPConnectionOptions = TCPConnectionOptions(highWatermark: 256 << 10,
-                                                                                   lowWatermark: 64 << 10))
+                                                                                   lowWatermark: 64 << 10),
+                    tracks: Set<FLVTrack> = [.video], reorderWindowMilliseconds: Int = 100)
         {
+            self.tracks = tracks
+            self.reorderWindowMilliseconds = reorderWindowMilliseconds
             self.connectTimeout = connectTimeout
             self.maxQueuedMilliseconds = maxQueuedMilliseconds
             self.maxQueuedBytes = maxQueuedBytes
@@ -76,7 +94,8 @@ public final class RTMPPublisher: @unchecked Sendable {
         public var state = State.idle
         /// Bytes waiting to be sent: in the publisher's queue and the socket's.
         public var queuedBytes = 0
-        /// Media time between the oldest and the newest unsent video packet.
+        /// Media time between the oldest unsent media packet (audio or video) and the
+        /// newest one queued.
         public var queuedMilliseconds = 0
         /// Bytes per second the kernel took over the last second.
         public var sendRate = 0.0
@@ -91,6 +110,10 @@ public final class RTMPPublisher: @unchecked Sendable {
         public var droppedFrames = 0
         /// True while non-keyframes are being dropped until the next keyframe.
         public var isCongested = false
+        /// AAC frames handed to the connection.
+        public var sentAudioFrames = 0
+        /// AAC frames dropped: before the AAC header, or past the hard byte cap.
+        public var droppedAudioFrames = 0
 
         public init() {}
     }
@@ -109,17 +132,36 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     private enum Item: Sendable {
         case metadata(RTMPStreamMetadata)
-        /// An FLV video payload; `dts` in µs of the encoder's clock.
+        /// An FLV video payload; `dts` in µs of the capture clock.
         case video(payload: [UInt8], dts: Int64, isKeyframe: Bool, isConfiguration: Bool)
+        /// An FLV audio payload; `dts` in µs of the capture clock.
+        case audio(payload: [UInt8], dts: Int64, isConfiguration: Bool)
+
+        /// The media time of a frame (not of metadata or a header).
+        var frameDTS: Int64? {
+            switch self {
+            case .video(_, let dts, _, false), .audio(_, let dts, false): dts
+            default: nil
+            }
+        }
+
+        var byteCount: Int {
+            switch self {
+            case .metadata: 0
+            case .video(let payload, _, _, _), .audio(let payload, _, _): payload.count
+            }
+        }
     }
 
     // Loop.
     private var client: RTMPClientConnection?
-    private var pending: [Item?] = []
+    /// Items ready for the connection, with their RTMP timestamps.
+    private var pending: [(item: Item, timestamp: UInt32)?] = []
     private var pendingHead = 0
     private var pendingBytes = 0
     private var pendingFrames = 0
-    private var origin: Int64?
+    /// Media waiting for the other track.
+    private var interleaver: FLVInterleaver<Item>
     private var newestDTS: Int64?
     /// (end offset in the connection's byte count, dts) of media handed to the connection.
     private var inFlight: [(end: UInt64, dts: Int64)] = []
@@ -127,12 +169,18 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var dropping = false
     /// A sequence header has been queued: frames may follow.
     private var hasSequenceHeader = false
+    /// The AAC header has been queued: audio frames may follow.
+    private var hasAudioHeader = false
+    private var sentAudioFrames = 0
+    private var droppedAudioFrames = 0
     /// No keyframe yet since the sequence header: inter frames would not decode.
     private var awaitingKeyframe = true
     private var sentFrames = 0
     private var droppedFrames = 0
     /// Frames `send` could not hand to the loop (its queue was full); any thread.
     private let refusedFrames = Atomic<Int>(0)
+    /// Audio frames `send` could not hand to the loop; any thread.
+    private let refusedAudioFrames = Atomic<Int>(0)
     private var closeRequested = false
     private var isPublishing = false
     private var hasEnded = false
@@ -144,6 +192,8 @@ public final class RTMPPublisher: @unchecked Sendable {
         self.url = url
         self.loop = loop
         self.configuration = configuration
+        interleaver = FLVInterleaver(tracks: configuration.tracks,
+                                     windowMicros: Int64(max(0, configuration.reorderWindowMilliseconds)) * 1000)
     }
 
     /// The current figures (any thread).
@@ -188,6 +238,21 @@ public final class RTMPPublisher: @unchecked Sendable {
         }
     }
 
+    /// Queues the AAC sequence header (the AudioSpecificConfig); send it before the first
+    /// audio packet. FLV's flags for AAC are fixed (44 kHz, 16-bit, stereo: spec §E.4.2.1);
+    /// the real rate and channels are in the config.
+    public func send(audioHeader stream: AudioStreamInfo) {
+        let payload = FLVAudioTag(aacPacketType: .sequenceHeader, data: stream.audioSpecificConfig).payload
+        loop.executeCoalesced { [self] in enqueue(.audio(payload: payload, dts: newestDTS ?? 0, isConfiguration: true)) }
+    }
+
+    /// Queues one raw AAC frame (no ADTS header), timed by its pts on the capture clock.
+    public func send(_ packet: EncodedAudioPacket) {
+        let payload = FLVAudioTag(aacPacketType: .raw, data: packet.data).payload
+        let item = Item.audio(payload: payload, dts: packet.pts.micros, isConfiguration: false)
+        if !loop.execute({ [self] in enqueue(item) }) { refusedAudioFrames.add(1, ordering: .relaxed) }
+    }
+
     /// Queues one encoded access unit (Annex B, as the encoder made it). The FLV payload
     /// is built on the calling thread; chunking happens on the loop.
     public func send(_ packet: EncodedVideoPacket) {
@@ -207,6 +272,8 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// follows (seed: stopRtmpStream). Returns at once; `waitUntilClosed` waits.
     public func close() {
         let accepted = loop.execute { [self] in
+            // What waits for the other track goes now: no more is coming.
+            admit(interleaver.flush())
             closeRequested = true
             if client == nil {
                 finishClosed()
@@ -286,30 +353,60 @@ public final class RTMPPublisher: @unchecked Sendable {
             droppedFrames += refused
             awaitingKeyframe = true
         }
-        if case .video(_, _, _, true) = item { hasSequenceHeader = true }
-        if case .video(let payload, let dts, let isKeyframe, let isConfiguration) = item, !isConfiguration {
-            // The stream starts with its headers, then an IDR: anything earlier is dropped.
-            guard hasSequenceHeader, isKeyframe || !awaitingKeyframe else {
+        droppedAudioFrames += refusedAudioFrames.exchange(0, ordering: .relaxed)
+        switch item {
+        case .metadata, .video(_, _, _, true), .audio(_, _, true):
+            if case .video = item { hasSequenceHeader = true }
+            if case .audio = item { hasAudioHeader = true }
+            // A header follows everything sent before it, and precedes what comes after.
+            admit(interleaver.flush())
+            pendingBytes += item.byteCount
+            pending.append((item, interleaver.lastTimestamp))
+        case .video(_, let dts, let isKeyframe, false):
+            guard configuration.tracks.contains(.video) else {
                 droppedFrames += 1
-                updateStats()
                 return
             }
+            // The stream starts with its headers, then an IDR: anything earlier is dropped.
+            guard hasSequenceHeader, isKeyframe || !awaitingKeyframe else { return dropVideo(at: dts) }
             awaitingKeyframe = false
-            newestDTS = max(newestDTS ?? dts, dts)
             if isKeyframe {
                 if dropping || isOverCap { discardPendingFrames() }
                 setDropping(false)
             } else if dropping || isOverCap {
-                droppedFrames += 1
                 setDropping(true)
+                return dropVideo(at: dts)
+            }
+            admit(interleaver.push(item, track: .video, dts: dts))
+        case .audio(let payload, let dts, false):
+            // Audio never waits for video, and congestion drops video first: only a
+            // connection stalled past twice the byte cap loses audio.
+            guard configuration.tracks.contains(.audio), hasAudioHeader,
+                  pendingBytes + payload.count + (client?.unsentBytes ?? 0) <= 2 * configuration.maxQueuedBytes else {
+                droppedAudioFrames += 1
+                if configuration.tracks.contains(.audio) { admit(interleaver.advance(.audio, to: dts)) }
                 updateStats()
                 return
             }
-            pendingBytes += payload.count
-            pendingFrames += 1
+            admit(interleaver.push(item, track: .audio, dts: dts))
         }
-        pending.append(item)
         pump()
+    }
+
+    private func dropVideo(at dts: Int64) {
+        droppedFrames += 1
+        admit(interleaver.advance(.video, to: dts))
+        updateStats()
+    }
+
+    /// Moves items the interleaver released into the send queue.
+    private func admit(_ released: [(item: Item, timestamp: UInt32)]) {
+        for entry in released {
+            if let dts = entry.item.frameDTS { newestDTS = max(newestDTS ?? dts, dts) }
+            pendingBytes += entry.item.byteCount
+            if case .video = entry.item { pendingFrames += 1 }
+            pending.append(entry)
+        }
     }
 
     private var isOverCap: Bool {
@@ -324,24 +421,25 @@ public final class RTMPPublisher: @unchecked Sendable {
         onCongestion?(value, stats)
     }
 
-    /// Drops the frames still waiting (a newer keyframe makes them useless); metadata
-    /// and sequence headers stay.
+    /// Drops the video frames still waiting (a newer keyframe makes them useless);
+    /// metadata, sequence headers and audio stay.
     private func discardPendingFrames() {
-        var kept: [Item?] = []
-        for item in pending[pendingHead...] {
-            if case .video(let payload, _, _, false)? = item {
+        var kept: [(item: Item, timestamp: UInt32)?] = []
+        for entry in pending[pendingHead...] {
+            if case .video(let payload, _, _, false)? = entry?.item {
                 droppedFrames += 1
                 pendingBytes -= payload.count
                 pendingFrames -= 1
             } else {
-                kept.append(item)
+                kept.append(entry)
             }
         }
         pending = kept
         pendingHead = 0
+        droppedFrames += interleaver.discard(.video).count
     }
 
-    /// Media time between the oldest unsent video packet and the newest one.
+    /// Media time between the oldest unsent media packet and the newest one queued.
     private var queuedMilliseconds: Int {
         guard let newest = newestDTS else { return 0 }
         var oldest: Int64?
@@ -351,8 +449,8 @@ public final class RTMPPublisher: @unchecked Sendable {
             if inFlightHead < inFlight.count { oldest = inFlight[inFlightHead].dts }
         }
         if oldest == nil {
-            for item in pending[pendingHead...] {
-                if case .video(_, let dts, _, false)? = item {
+            for entry in pending[pendingHead...] {
+                if let dts = entry?.item.frameDTS {
                     oldest = dts
                     break
                 }
@@ -370,9 +468,9 @@ public final class RTMPPublisher: @unchecked Sendable {
                 let slot = pending[pendingHead]
                 pending[pendingHead] = nil  // the payload is released once sent
                 pendingHead += 1
-                guard let item = slot else { continue }
+                guard let entry = slot else { continue }
                 do {
-                    try write(item, to: client)
+                    try write(entry.item, timestamp: entry.timestamp, to: client)
                 } catch {
                     client.end(.protocolViolation(url: url.description, reason: "\(error)"))
                     return
@@ -398,22 +496,20 @@ public final class RTMPPublisher: @unchecked Sendable {
         }
     }
 
-    private func write(_ item: Item, to client: RTMPClientConnection) throws {
+    private func write(_ item: Item, timestamp: UInt32, to client: RTMPClientConnection) throws {
         switch item {
         case .metadata(let metadata):
             try client.withCore { try $0.sendMetadata(metadata) }
-        case .video(let payload, let dts, _, let isConfiguration):
-            let origin = self.origin ?? dts
-            if !isConfiguration && self.origin == nil { self.origin = dts }
-            let timestamp = UInt32(truncatingIfNeeded: max(0, dts - origin) / 1000)
+        case .video(let payload, _, _, let isConfiguration):
             try client.withCore { try $0.sendVideo(payload, timestamp: timestamp) }
-            if !isConfiguration {
-                pendingBytes -= payload.count
-                pendingFrames -= 1
-                sentFrames += 1
-                inFlight.append((client.endOffset, dts))
-            }
+            if !isConfiguration { pendingFrames -= 1 }
+            if !isConfiguration { sentFrames += 1 }
+        case .audio(let payload, _, let isConfiguration):
+            try client.withCore { try $0.sendAudio(payload, timestamp: timestamp) }
+            if !isConfiguration { sentAudioFrames += 1 }
         }
+        pendingBytes -= item.byteCount
+        if let dts = item.frameDTS { inFlight.append((client.endOffset, dts)) }
     }
 
     private func updateStats() {
@@ -431,6 +527,8 @@ public final class RTMPPublisher: @unchecked Sendable {
             shared.queuedFrames = pendingFrames
             shared.droppedFrames = droppedFrames
             shared.isCongested = dropping
+            shared.sentAudioFrames = sentAudioFrames
+            shared.droppedAudioFrames = droppedAudioFrames
         }
     }
 

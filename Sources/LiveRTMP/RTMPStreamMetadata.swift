@@ -13,8 +13,36 @@ public struct RTMPStreamMetadata: Equatable, Sendable {
     public init(width: Int, height: Int, framerate: Double, videoDataRateKbps: Double, encoder: String = "LiveLine") {
         object = ["duration": 0, "width": .number(Double(width)), "height": .number(Double(height)),
                   "videodatarate": .number(videoDataRateKbps), "framerate": .number(framerate),
-                  "videocodecid": .number(Double(FLVVideoTag.CodecID.avc)), "encoder": .string(encoder), "filesize": 0]
+                  "videocodecid": .number(Double(FLVVideoTag.CodecID.avc)), "hasVideo": .boolean(true),
+                  "encoder": .string(encoder), "filesize": 0]
     }
+
+    /// An audio-only stream's keys (the anyRTC SDK's audio live mode): no video keys,
+    /// `hasVideo` false, and the AAC keys of `setAudio`.
+    public init(audioSampleRate: Int, channelCount: Int, audioDataRateKbps: Double, encoder: String = "LiveLine") {
+        object = ["duration": 0, "hasVideo": .boolean(false), "encoder": .string(encoder), "filesize": 0]
+        setAudio(sampleRate: audioSampleRate, channelCount: channelCount, dataRateKbps: audioDataRateKbps)
+    }
+
+    /// Adds the keys ffmpeg writes for an AAC track (audiocodecid 10, FLV spec §E.4.2.1):
+    /// the sample rate, 16-bit samples (what AAC decodes to), stereo or not, the bitrate,
+    /// and `hasAudio`. A stream without them says `hasAudio` false.
+    public mutating func setAudio(sampleRate: Int, channelCount: Int, dataRateKbps: Double) {
+        object["audiocodecid"] = .number(Double(FLVAudioTag.SoundFormat.aac))
+        object["audiosamplerate"] = .number(Double(sampleRate))
+        object["audiosamplesize"] = .number(16)
+        object["stereo"] = .boolean(channelCount == 2)
+        object["audiodatarate"] = .number(dataRateKbps)
+        object["hasAudio"] = .boolean(true)
+    }
+
+    /// Samples per second of the audio track, 1…`Bounds.sampleRate`.
+    public var audioSampleRate: Double? { number("audiosamplerate", max: Bounds.sampleRate) }
+    /// The `stereo` key; nil when absent.
+    public var stereo: Bool? { object["stereo"]?.booleanValue }
+    /// `hasAudio` / `hasVideo`; nil when the publisher did not say.
+    public var hasAudio: Bool? { object["hasAudio"]?.booleanValue }
+    public var hasVideo: Bool? { object["hasVideo"]?.booleanValue }
 
     /// The largest values the typed accessors return.
     public enum Bounds {
@@ -24,6 +52,8 @@ public struct RTMPStreamMetadata: Equatable, Sendable {
         public static let framerate = 1000.0
         /// Kilobits per second (10 Gbit/s).
         public static let dataRate = 10_000_000.0
+        /// Hertz (the highest AudioSpecificConfig index is 96 kHz).
+        public static let sampleRate = 192_000.0
     }
 
     /// Pixels, 1…`Bounds.dimension`.

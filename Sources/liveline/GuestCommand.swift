@@ -72,6 +72,8 @@ enum GuestCommand: Command {
           --size WxH           co-host picture size (default 640x360)
           --fps N              co-host frame rate (default 30)
           --bitrate KBPS       co-host bitrate (default 800)
+          --mute               the co-host push starts with its sound off (silence in
+                               the track; the room is told)
           --no-play            do not play RTMP_URL (only co-host); the co-host push's
                                figures print once a second and as a final summary, as
                                host prints its own (JSON lines with --stats json)
@@ -109,13 +111,15 @@ enum GuestCommand: Command {
         let say = try arguments.value("--say")
         var cohost = Guest.Options().cohost
         if !apply {
-            try arguments.reject(["--source", "--size", "--fps", "--bitrate"], without: "--apply (it describes what a co-host publishes)")
+            try arguments.reject(["--source", "--size", "--fps", "--bitrate", "--mute"],
+                                 without: "--apply (it describes what a co-host publishes)")
         }
         if lineId == nil, !apply { try arguments.reject(LineOptions.names, without: "--line or --apply") }
         if let source = try arguments.source("--source") { cohost.source = source }
         if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
         if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
+        let muted = arguments.flag("--mute")
         let tokenProvider = try TokenOption.parse(&arguments)
         let lineOptions = lineId != nil || apply
             ? try LineOptions.parse(&arguments, liveId: lineId ?? "", defaultUserId: "guest-\(getpid())") : nil
@@ -164,7 +168,7 @@ enum GuestCommand: Command {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
             line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
                                      json: json, toStandardError: !onStandardOutput.isEmpty, tokenProvider: tokenProvider,
-                                     reconnect: configuration.reconnect)
+                                     reconnect: configuration.reconnect, muted: muted)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }

@@ -29,6 +29,8 @@ final class GuestLineRole: @unchecked Sendable {
     private let server: LineServer
     private let apply: Bool
     private let say: String?
+    /// `--mute`: the co-host push starts with its sound off.
+    private let muted: Bool
     private let emit: (String) -> Void
     private let lock = NSLock()
     private var _outcome: Outcome?
@@ -39,7 +41,8 @@ final class GuestLineRole: @unchecked Sendable {
     /// Throws when the line's signaling cannot be found from `url` (see `LineOptions.server(for:)`).
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
          json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil,
-         reconnect: ReconnectBackoff = ReconnectBackoff()) throws {
+         reconnect: ReconnectBackoff = ReconnectBackoff(), muted: Bool = false) throws {
+        self.muted = muted
         var kitOptions = Guest.Options()
         kitOptions.cohost = cohost
         // The line and the co-host push retry as the play does (`--reconnect-tries`).
@@ -77,6 +80,8 @@ final class GuestLineRole: @unchecked Sendable {
     }
 
     func start() throws {
+        // The push starts muted; the room hears it once the guest co-hosts.
+        if muted { guest.setLocalAudioEnable(false) }
         try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
         if let say { guest.sendMessage(userName: options.userId, content: say) }
         if apply { guest.applyLine() }

@@ -13,14 +13,31 @@ enum HostCommand: Command {
     static let help = """
         Usage: liveline host [RTMP_URL] [options]
 
-        Captures video, applies filters, encodes H.264, pushes it to RTMP_URL
-        (rtmp://host[:port]/app[/instance]/stream[?query]) and/or records it.
+        Captures video and sound, applies filters, encodes H.264 and AAC, pushes them to
+        RTMP_URL (rtmp://host[:port]/app[/instance]/stream[?query]) and/or records the video.
 
         Source and picture:
           --source SPEC        test | color:NAME | color:#RRGGBB | file:PATH | v4l2:/dev/videoN
                                (default: test, a moving pattern with a frame counter)
           --size WxH           picture size (default 1280x720)
           --fps N              frames per second, 1-60 (default 30)
+
+        Sound (one capture clock with the picture; AAC-LC, 48000 Hz stereo):
+          --mode video|audio   video: picture and sound (default); audio: an audio-only
+                               live, no video track at all (the picture options below
+                               do not apply; --source only picks the default sound)
+          --audio-source SPEC  tone | tone:HZ (20-20000) | silence | none | file:PATH |
+                               alsa:DEVICE | pulse:NAME (default: what --source brings:
+                               with test, the tone, 440 Hz with a 3 kHz beep on each
+                               second's marked frame (so also with --mode audio); with
+                               file:, the file's own track; none with a colour or a camera)
+          --audio-bitrate KBPS
+                               AAC bitrate in kbit/s, 8-512 (default 96)
+          --mute               start with the sound off: the track carries silence
+          --level-ms MS        how often the local audio level (0-100) is reported,
+                               50-10000 (default 500; the SDK's showTime)
+          While running, stdin takes: mute | unmute (silence in place of the sound,
+          the track and its timing go on; the line's room is told).
 
         Filters (applied in this order: zoom, filter, mirror, logo):
           --filter MODE        original | beauty | blur (default original)
@@ -72,6 +89,9 @@ enum HostCommand: Command {
           --record FILE        write the stream to FILE.flv or FILE.mp4
           --stats json         one JSON object per second on stdout, the push's events
                                ({"event":"ok"}, "reconnecting", "failed", "closed"), the
+                               local audio level ({"event":"localAudioActive","level":N,
+                               "showTime":MS}, none while muted), mute and unmute
+                               ({"event":"audio","enabled":false}), the
                                line's events ({"event":"application","peerId":...},
                                "cohostOpened", "cohostFirstFrame", "refused", ...) and a
                                final {"event":"summary",...}; otherwise a status line on
@@ -83,6 +103,11 @@ enum HostCommand: Command {
     static let pushOptions = ["--reconnect-tries", "--abr", "--min-bitrate", "--max-bitrate", "--congestion-ms",
                               "--token", "--token-command"]
 
+    /// Options that shape the picture, meaningless in an audio-only live.
+    static let videoOptions = ["--size", "--fps", "--bitrate", "--preset", "--keyint", "--filter", "--beauty", "--mirror",
+                               "--zoom", "--logo", "--mix", "--mix-test", "--hor", "--ver", "--dir", "--hor-pad", "--ver-pad",
+                               "--border", "--gap", "--abr", "--min-bitrate", "--max-bitrate"]
+
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let pushOptionGiven = pushOptions.first { arguments.contains($0) }
         var options = try HosterOptions.parse(&arguments)
@@ -92,6 +117,9 @@ enum HostCommand: Command {
         if let text = positionals.first { options.url = try Arguments.rtmpURL(text) }
         if options.line != nil, options.url == nil { throw UsageError("--line needs an RTMP_URL to push to") }
         if let pushOptionGiven, options.url == nil { throw UsageError("\(pushOptionGiven) needs an RTMP_URL to push to") }
+        if options.configuration.livingMediaMode == .audio, options.url == nil {
+            throw UsageError("--mode audio needs an RTMP_URL to push to (--record keeps video only)")
+        }
         try HosterOptions.checkLogo(options.configuration)
         let session = try HosterSession(options: options)
         return try session.run()
@@ -113,6 +141,8 @@ struct HosterOptions {
     var line: LineOptions?
     var accept = AcceptMode.manual
     var liveInfo = ""
+    /// `--mute`: the sound starts off.
+    var muted = false
 
     /// What the hoster answers applicants (`--accept`).
     enum AcceptMode: String {
@@ -122,6 +152,14 @@ struct HosterOptions {
     static func parse(_ arguments: inout Arguments) throws -> HosterOptions {
         var o = HosterOptions()
         var c = HosterConfiguration()
+        try parseAudio(&arguments, into: &c)
+        if c.livingMediaMode == .audio, let given = HostCommand.videoOptions.first(where: { arguments.contains($0) }) {
+            throw UsageError("\(given) shapes the picture, and --mode audio sends none")
+        }
+        if c.livingMediaMode == .audio, arguments.contains("--record") {
+            throw UsageError("--record keeps the video track only for now, and --mode audio sends none")
+        }
+        o.muted = arguments.flag("--mute")
         if let source = try arguments.source("--source") { c.source = source }
         if let size = try arguments.size("--size") { (c.width, c.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { c.fps = fps }
@@ -187,8 +225,41 @@ struct HosterOptions {
         }
         if let info = try arguments.value("--live-info") { o.liveInfo = info }
         o.push.tokenProvider = try TokenOption.parse(&arguments)
+        if o.muted, (try? c.audioSpec()) == AudioSourceSpec.none {
+            throw UsageError("--mute silences the sound, and this stream has none (--audio-source none, or a source without sound)")
+        }
         o.configuration = c
         return o
+    }
+
+    /// `--mode`, `--audio-source`, `--audio-bitrate` and `--level-ms`; a sound that
+    /// contradicts the mode (`--mode audio --audio-source none`) is a usage error.
+    static func parseAudio(_ arguments: inout Arguments, into c: inout HosterConfiguration) throws {
+        if let mode = try arguments.value("--mode") {
+            guard let parsed = LivingMediaMode(name: mode) else {
+                throw UsageError("--mode must be video or audio, not '\(mode)'")
+            }
+            c.livingMediaMode = parsed
+        }
+        if let spec = try arguments.value("--audio-source") {
+            do {
+                _ = try AudioSourceSpec(parsing: spec)
+            } catch let error as LiveError {
+                throw UsageError("--audio-source: \(error.detail)")
+            }
+            c.audioSource = spec
+        }
+        if let kbps = try arguments.int("--audio-bitrate", in: 8...512) { c.audioBitrateKbps = kbps }
+        if let ms = try arguments.int("--level-ms", in: 50...10_000) { c.audioLevelIntervalMilliseconds = ms }
+        if c.livingMediaMode == .audio {
+            // --source only picks the default sound here; the test pattern's is the tone.
+            if let source = try arguments.source("--source") { c.source = source }
+            do {
+                _ = try c.audioSpec()
+            } catch let error as LiveError {
+                throw UsageError("--mode audio: \(error.detail)")
+            }
+        }
     }
 
     /// `--min-bitrate` and `--max-bitrate`: the adaptive bitrate's bounds, which must hold
@@ -244,4 +315,7 @@ struct HosterOptions {
 
     /// Frames to capture for `--duration` (exact: duration × fps, rounded).
     var frameLimit: Int? { duration.map { max(1, Int(($0 * Double(configuration.fps)).rounded())) } }
+
+    /// Where the sound stops for `--duration`.
+    var audioLimit: MediaTime? { duration.map { MediaTime(micros: Int64($0 * 1_000_000)) } }
 }

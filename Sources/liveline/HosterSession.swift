@@ -29,20 +29,27 @@ struct HosterSession {
             report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: elapsed())
             throw error
         }
-        if options.jsonStats {
-            hoster.onEvent = { event in
+        let (json, url) = (options.jsonStats, options.url)
+        hoster.onEvent = { event in
+            if case .localAudioActive(let level, let showTime) = event {
+                report.audioLevel.set(level)
+                if json { printLine(jsonLine(["event": event.name, "level": level, "showTime": showTime])) }
+                return
+            }
+            if json {
                 switch event {
                 case .ok, .closed: printLine(jsonLine(["event": event.name]))
                 case .reconnecting(let times): printLine(jsonLine(["event": event.name, "times": times]))
                 case .failed(let code): printLine(jsonLine(["event": event.name, "code": code.rawValue]))
-                case .status: break  // its figures are in the stats line
+                case .status, .localAudioActive: break  // its figures are in the stats line
                 }
+            } else if let url {
+                report.pushEvent(event, url: url)
             }
-            // `| head -2` has what it wanted: the run ends as if stopped.
-            CommandOutput.standardOutput.whenReaderGone { hoster.requestStop() }
-        } else if let url = options.url {
-            hoster.onEvent = { event in report.pushEvent(event, url: url) }
         }
+        // `| head -2` has what it wanted: the run ends as if stopped.
+        if json { CommandOutput.standardOutput.whenReaderGone { hoster.requestStop() } }
+        if options.muted { hoster.setLocalAudioEnable(false) }
 
         let signals = StopSignals { hoster.requestStop() }
         defer { withExtendedLifetime(signals) {} }
@@ -64,17 +71,23 @@ struct HosterSession {
         }
         if !options.jsonStats, let url = options.url { report.note("pushing to \(url)") }
         do {
-            try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit)
+            try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit,
+                                 audioLimit: options.audioLimit)
         } catch {
             report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed())
             throw error
         }
+        report.note(Self.audioNote(hoster: hoster, configuration: options.configuration, muted: options.muted))
         let lineFailure = LineFailure()
+        var lineRole: HostLineRole?
         if let line = options.line, let lineServer {
-            HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats, failure: lineFailure).start()
+            let role = HostLineRole(hoster: hoster, accept: options.accept, json: options.jsonStats, failure: lineFailure)
+            role.start()
+            lineRole = role
             try hoster.createLine(server: lineServer, liveId: line.liveId, userId: line.userId,
                                   userData: line.userData, liveInfo: options.liveInfo)
         }
+        HostCommands(hoster: hoster, line: lineRole?.accept == .manual ? lineRole : nil, report: report).start()
         defer { hoster.closeLine() }
         var previous = hoster.pipelineStats
         var previousTime = started
@@ -103,6 +116,51 @@ struct HosterSession {
             return ExitStatus.failure
         }
         return ExitStatus.ok
+    }
+}
+
+extension HosterSession {
+    /// The startup line about the sound: what is sent, or that there is none.
+    static func audioNote(hoster: Hoster, configuration c: HosterConfiguration, muted: Bool) -> String {
+        guard let name = hoster.audioSourceName else { return "audio: none (video only)" }
+        let layout = c.audioChannels == 2 ? "stereo" : "mono"
+        let only = c.livingMediaMode == .audio ? "audio only (no video track): " : "audio: "
+        return only + "\(name) as AAC \(c.audioBitrateKbps) kbit/s, \(c.audioSampleRate) Hz \(layout)"
+            + (muted ? " (muted: silence until unmute)" : "")
+    }
+}
+
+/// The hoster's commands on stdin: `mute` and `unmute` always, and the line's commands
+/// when applicants are answered by hand (`--accept manual`).
+struct HostCommands {
+    let hoster: Hoster
+    let line: HostLineRole?
+    let report: StatsReport
+
+    func start() {
+        let (hoster, line, report) = (hoster, line, report)
+        Thread.detachNewThread {
+            while let text = readLine() {
+                let words = text.split(separator: " ", maxSplits: 1).map(String.init)
+                guard let verb = words.first else { continue }
+                let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
+                switch verb {
+                case "mute", "unmute":
+                    guard hoster.audioSourceName != nil else {
+                        printError("\(verb): this stream has no sound")
+                        continue
+                    }
+                    let enabled = verb == "unmute"
+                    hoster.setLocalAudioEnable(enabled)
+                    report.audioSwitched(enabled)
+                default:
+                    if let line, line.handle(verb, rest) { continue }
+                    printError("commands: mute | unmute" + (line == nil ? ""
+                        : " | accept PEER | reject PEER | hangup PEER | say TEXT | template NAME | close"))
+                }
+            }
+            line?.stdinClosed()
+        }
     }
 }
 
@@ -135,10 +193,11 @@ struct HostLineRole {
     let accept: HosterOptions.AcceptMode
     let json: Bool
     let failure: LineFailure
+    /// Applications waiting for an answer on stdin (`--accept manual`).
+    let answers = ManualAnswers()
 
     func start() {
-        let (hoster, accept, json, failure) = (hoster, accept, json, failure)
-        let answers = ManualAnswers()
+        let (hoster, accept, json, failure, answers) = (hoster, accept, json, failure, answers)
         hoster.onLineEvent = { event in
             if json { printLine(lineEventJSON(event)) } else { printError(lineEventText(event)) }
             // A line refused or lost ends the run with an error, never silently.
@@ -174,40 +233,42 @@ struct HostLineRole {
                 break
             }
         }
-        guard accept == .manual else { return }
-        Thread.detachNewThread {
-            while let text = readLine() {
-                let words = text.split(separator: " ", maxSplits: 1).map(String.init)
-                guard let verb = words.first else { continue }
-                let rest = words.count > 1 ? words[1].trimmingCharacters(in: .whitespaces) : ""
-                switch verb {
-                case "accept":
-                    answers.answered(rest)
-                    hoster.acceptLine(peerId: rest)
-                case "reject":
-                    answers.answered(rest)
-                    hoster.rejectLine(peerId: rest)
-                case "hangup": hoster.hangupLine(peerId: rest)
-                case "say": hoster.sendMessage(userName: "hoster", content: rest)
-                case "close":
-                    hoster.closeLine()
-                    printError("closed the co-host line: every co-host left the mix; the push goes on")
-                case "template":
-                    do {
-                        let template = try MixTemplate(parsing: rest)
-                        try hoster.setMixVideoModel(template)
-                        printError("template: the mix now uses \(template.name)")
-                    } catch {
-                        printError("template: \(error)")
-                    }
-                default: printError("commands: accept PEER | reject PEER | hangup PEER | say TEXT | template NAME | close")
-                }
+    }
+
+    /// Runs a line command typed on stdin; false when `verb` is none.
+    func handle(_ verb: String, _ rest: String) -> Bool {
+        switch verb {
+        case "accept":
+            answers.answered(rest)
+            hoster.acceptLine(peerId: rest)
+        case "reject":
+            answers.answered(rest)
+            hoster.rejectLine(peerId: rest)
+        case "hangup": hoster.hangupLine(peerId: rest)
+        case "say": hoster.sendMessage(userName: "hoster", content: rest)
+        case "close":
+            hoster.closeLine()
+            printError("closed the co-host line: every co-host left the mix; the push goes on")
+        case "template":
+            do {
+                let template = try MixTemplate(parsing: rest)
+                try hoster.setMixVideoModel(template)
+                printError("template: the mix now uses \(template.name)")
+            } catch {
+                printError("template: \(error)")
             }
-            // No one can answer any more: say so once, and turn down who waits and who comes.
-            for peerId in answers.closeStdin() { hoster.rejectLine(peerId: peerId) }
-            printError("liveline host: stdin is closed: applicants are rejected from now on "
-                + "(--accept auto or --accept none answer without stdin)")
+        default:
+            return false
         }
+        return true
+    }
+
+    /// stdin ended: no one can answer any more. Says so once, and turns down who waits
+    /// and who comes.
+    func stdinClosed() {
+        for peerId in answers.closeStdin() { hoster.rejectLine(peerId: peerId) }
+        printError("liveline host: stdin is closed: applicants are rejected from now on "
+            + "(--accept auto or --accept none answer without stdin)")
     }
 }
 
@@ -250,6 +311,8 @@ final class ManualAnswers: @unchecked Sendable {
 struct StatsReport {
     let json: Bool
     let configuration: HosterConfiguration
+    /// The latest local audio level (nil while muted or before the first).
+    let audioLevel = LatestLevel()
     private let terminal = isatty(STDERR_FILENO) == 1
 
     init(json: Bool, configuration: HosterConfiguration) {
@@ -260,6 +323,9 @@ struct StatsReport {
     func tick(_ stats: PipelineStats, previous: PipelineStats, push: HosterStatus?, seconds: Double, elapsed: Double) {
         let fps = Double(stats.encoded - previous.encoded) / max(seconds, 1e-6)
         let kbps = Double(stats.bytes - previous.bytes) * 8 / 1000 / max(seconds, 1e-6)
+        let audioKbps = Double(stats.audioBytes - previous.audioBytes) * 8 / 1000 / max(seconds, 1e-6)
+        let hasAudio = stats.audioFramesCaptured > 0
+        let audioOnly = self.audioOnly
         if json {
             printLine(jsonLine([
                 "event": "stats", "time": elapsed, "frames": stats.encoded, "fps": fps, "bitrateKbps": kbps,
@@ -267,16 +333,33 @@ struct StatsReport {
                 "filterMs": stats.filterMsPerFrame, "encodeMs": stats.encodeMsPerFrame,
                 "delayMs": push?.delayMilliseconds, "upstreamBytesPerSecond": push?.upstreamBytesPerSecond,
                 "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
+                "audioBlocks": stats.audioFramesCaptured, "audioFrames": stats.audioFramesEncoded,
+                "audioKbps": audioKbps, "audioLevel": audioLevel.value, "pushAudioDropped": push?.droppedAudioFrames,
             ]))
         } else {
-            var line = String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s (target %d)  dropped %d  encode %.1f ms",
-                              elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, Self.dropped(stats, push),
-                              stats.encodeMsPerFrame)
+            var line = audioOnly ? String(format: "%6.1fs", elapsed)
+                : String(format: "%6.1fs  %5d frames  %5.1f fps  %6.0f kbit/s (target %d)  dropped %d  encode %.1f ms",
+                         elapsed, stats.encoded, fps, kbps, stats.bitrateKbps, Self.dropped(stats, push),
+                         stats.encodeMsPerFrame)
+            if hasAudio {
+                line += String(format: "  audio %.0f kbit/s", audioKbps)
+                line += audioLevel.value.map { " level \($0)" } ?? " muted"
+            }
             if let push {
                 line += "  delay \(push.delayMilliseconds) ms"
                 if push.reconnects > 0 { line += "  reconnects \(push.reconnects)" }
             }
             printError(terminal ? "\u{1B}[2K\r" + line : line, terminator: terminal ? "" : "\n")
+        }
+    }
+
+    /// The sound was switched off or on (stdin `mute` / `unmute`).
+    func audioSwitched(_ enabled: Bool) {
+        if !enabled { audioLevel.set(nil) }
+        if json {
+            printLine(jsonLine(["event": "audio", "enabled": enabled]))
+        } else {
+            note(enabled ? "unmuted: the sound is sent again" : "muted: silence is sent in place of the sound")
         }
     }
 
@@ -292,7 +375,7 @@ struct StatsReport {
         case .ok: note("connected: publishing to \(url)")
         case .reconnecting(let times): note("the connection to \(url) was lost; reconnecting (try \(times))")
         case .failed(let code): note("the push to \(url) failed: code \(code.rawValue) (\(code.message))")
-        case .status, .closed: break  // the status line and the summary say it
+        case .status, .closed, .localAudioActive: break  // the status line and the summary say it
         }
     }
 
@@ -308,7 +391,11 @@ struct StatsReport {
 
     /// The final figures; `record` names the file only when the recording did not fail,
     /// `error` is what ended the run. On stderr when stdout's reader has gone.
+    /// `--mode audio`: there are no picture figures to give.
+    private var audioOnly: Bool { configuration.livingMediaMode == .audio }
+
     func summary(_ stats: PipelineStats, push: HosterStatus?, elapsed: Double, record: RecordingSink?, error: Error?) {
+        let audioOnly = self.audioOnly
         let kbps = elapsed > 0 ? Double(stats.bytes) * 8 / 1000 / elapsed : 0
         let recorded = record?.failure == nil ? record?.path : nil
         let recordError = record?.failure.map { "recording to \(record!.path) stopped: \($0)" }
@@ -316,18 +403,26 @@ struct StatsReport {
             let line = jsonLine([
                 "event": "summary", "frames": stats.encoded, "seconds": elapsed,
                 "fps": elapsed > 0 ? Double(stats.encoded) / elapsed : 0, "bitrateKbps": kbps, "bytes": stats.bytes,
-                "width": configuration.width, "height": configuration.height, "dropped": stats.dropped,
+                "width": audioOnly ? nil : configuration.width, "height": audioOnly ? nil : configuration.height,
+                "mode": configuration.livingMediaMode.name, "dropped": stats.dropped,
                 "keyframes": stats.keyframes, "filterMs": stats.filterMsPerFrame,
                 "encodeMs": stats.encodeMsPerFrame, "record": recorded, "recordError": recordError,
                 "targetKbps": stats.bitrateKbps, "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
+                "audioBlocks": stats.audioFramesCaptured, "audioFrames": stats.audioFramesEncoded,
+                "audioBytes": stats.audioBytes, "pushAudioDropped": push?.droppedAudioFrames,
                 "error": error.map { "\($0)" },
             ])
             if !printLine(line) { printError(line) }
         } else {
             if terminal { printError("") }
-            var line = String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
-                              stats.encoded, configuration.width, configuration.height, elapsed,
-                              elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, Self.dropped(stats, push))
+            var line = audioOnly
+                ? String(format: "done: audio only, %.1fs", elapsed)
+                : String(format: "done: %d frames of %dx%d in %.1fs (%.1f fps), %.0f kbit/s, %d dropped",
+                         stats.encoded, configuration.width, configuration.height, elapsed,
+                         elapsed > 0 ? Double(stats.encoded) / elapsed : 0, kbps, Self.dropped(stats, push))
+            if stats.audioFramesEncoded > 0 {
+                line += ", \(stats.audioFramesEncoded) AAC frames (\(stats.audioBytes) bytes)"
+            }
             if let reconnects = push?.reconnects, reconnects > 0 { line += ", \(reconnects) reconnects" }
             if let recordError {
                 line += ", \(recordError)"
@@ -342,5 +437,24 @@ struct StatsReport {
     /// before the encoder (it fell behind) and by the push (congestion, while disconnected).
     private static func dropped(_ stats: PipelineStats, _ push: HosterStatus?) -> Int {
         stats.dropped + (push?.droppedFrames ?? 0)
+    }
+}
+
+/// The latest local audio level, written on the audio thread and read by the status line.
+final class LatestLevel: @unchecked Sendable {
+    // @unchecked: `level` is touched only while holding `lock`.
+    private let lock = NSLock()
+    private var level: Int?
+
+    var value: Int? {
+        lock.lock()
+        defer { lock.unlock() }
+        return level
+    }
+
+    func set(_ value: Int?) {
+        lock.lock()
+        level = value
+        lock.unlock()
     }
 }

@@ -106,6 +106,20 @@ enum Peers {
 
         func url(_ stream: String) -> String { "rtmp://127.0.0.1:\(port)/live/\(stream)" }
 
+        /// The pids of the nginx master and its workers (to freeze them with SIGSTOP).
+        func processes() throws -> [pid_t] {
+            let master = try String(contentsOfFile: prefix.path + "/logs/nginx.pid", encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+            var pids: [pid_t] = []
+            if let pid = pid_t(master) { pids.append(pid) }
+            for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
+                guard let pid = pid_t(entry),
+                      let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8) else { continue }
+                if status.split(separator: "\n").contains(where: { $0 == "PPid:\t\(master)" }) { pids.append(pid) }
+            }
+            return pids
+        }
+
         func stop() {
             if process.isRunning {
                 process.terminate()

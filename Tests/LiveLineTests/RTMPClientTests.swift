@@ -78,7 +78,7 @@ struct RTMPClientTests {
         try publisher.send(sequenceHeader: [0, 0, 0, 1, 0x67, 0x42, 0xC0, 0x1E, 0xDA, 0, 0, 0, 1, 0x68, 0xCE, 0x3C, 0x80])
 
         // Freeze every nginx process: the socket fills, then the publisher's queue.
-        let pids = try nginxProcesses(prefix: nginx.prefix.path)
+        let pids = try nginx.processes()
         #expect(!pids.isEmpty)
         for pid in pids { kill(pid, SIGSTOP) }
         defer { for pid in pids { kill(pid, SIGCONT) } }
@@ -105,19 +105,5 @@ struct RTMPClientTests {
         #expect(stats.state == .publishing)
         publisher.abort()
         #expect(publisher.waitUntilClosed(timeout: .seconds(2)))
-    }
-
-    /// The pids of the nginx master and workers started with `prefix`.
-    private func nginxProcesses(prefix: String) throws -> [pid_t] {
-        let master = try String(contentsOfFile: prefix + "/logs/nginx.pid", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-        var pids: [pid_t] = []
-        if let pid = pid_t(master) { pids.append(pid) }
-        for entry in try FileManager.default.contentsOfDirectory(atPath: "/proc") {
-            guard let pid = pid_t(entry),
-                  let status = try? String(contentsOfFile: "/proc/\(entry)/status", encoding: .utf8) else { continue }
-            if status.split(separator: "\n").contains(where: { $0 == "PPid:\t\(master)" }) { pids.append(pid) }
-        }
-        return pids
     }
 }

@@ -15,13 +15,16 @@ struct HostCommandTests {
         #expect(probe.width == 1280 && probe.height == 720)
         #expect((147...153).contains(probe.frames), "frames: \(probe.frames)")
 
-        // One stats object per second, then the summary, each a JSON object on its own line.
+        // One stats object per second and the tone's level twice a second, then the
+        // summary, each a JSON object on its own line.
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let summary = try #require(objects.last)
         #expect(summary["event"] as? String == "summary")
         #expect(summary["frames"] as? Int == probe.frames)
-        #expect(objects.dropLast().allSatisfy { $0["event"] as? String == "stats" })
+        let events = objects.dropLast().compactMap { $0["event"] as? String }
+        #expect(events.allSatisfy { $0 == "stats" || $0 == "localAudioActive" }, "\(events)")
+        #expect(events.filter { $0 == "localAudioActive" }.count >= 8, "\(events)")
         #expect(objects.count >= 4, "expected about one stats line a second: \(lines)")
     }
 
@@ -120,6 +123,17 @@ struct HostCommandTests {
         (["--bitrate"], "--bitrate"),
         (["--frobnicate"], "--frobnicate"),
         (["--source", "bogus"], "bogus"),
+        (["--mode", "radio"], "--mode"),
+        (["--audio-source", "tone:5"], "--audio-source"),
+        (["--audio-source", "mic"], "--audio-source"),
+        (["--audio-bitrate", "4"], "--audio-bitrate"),
+        (["--level-ms", "0"], "--level-ms"),
+        (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--audio-source", "none"], "audio source cannot be none"),
+        (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--source", "color:red"], "brings none"),
+        (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--size", "640x360"], "--mode audio"),
+        (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--record", "x.flv"], "--record"),
+        (["--mode", "audio"], "RTMP_URL"),
+        (["--audio-source", "none", "--mute"], "--mute"),
     ])
     func badOptions(arguments: [String], mentions: String) throws {
         let result = try CLI.run(CLI.liveline, ["host"] + arguments + ["--duration", "0.1"])
