@@ -1,3 +1,4 @@
+import Foundation
 import LiveCodec
 import LiveCore
 
@@ -30,15 +31,18 @@ extension EncodedVideoSink {
     public func write(_ packet: EncodedAudioPacket) throws {}
 }
 
-/// Records the stream to an .flv or .mp4 file (`--record`): video only for now (its
-/// audio is the extension's no-op). A failed write (a full
-/// disk) ends the recording, not the push: the file keeps what reached it, the error is
-/// logged and kept in `failure`, and later packets are skipped.
-public final class RecordingSink: EncodedVideoSink {
+/// Records the stream to an .flv or .mp4 file (`--record`), with the tracks it carries:
+/// video, AAC audio, or both on one timeline (the first keyframe is time 0; audio before
+/// it is not kept). Video and audio arrive on their own threads: the recorder is used
+/// under a lock. A failed write (a full disk) ends the recording, not the push: the file
+/// keeps what reached it, the error is logged and kept in `failure`, and later packets
+/// are skipped.
+public final class RecordingSink: EncodedVideoSink, @unchecked Sendable {
+    // @unchecked: `recorder` and `_failure` are touched only under `lock`.
     public let path: String
+    private let lock = NSLock()
     private var recorder: MediaRecorder?
-    /// Why the recording stopped early; nil while it goes on.
-    public private(set) var failure: Error?
+    private var _failure: Error?
 
     public init(path: String) throws {
         let lower = path.lowercased()
@@ -49,24 +53,50 @@ public final class RecordingSink: EncodedVideoSink {
         self.path = path
     }
 
+    /// Why the recording stopped early; nil while it goes on.
+    public var failure: Error? {
+        lock.lock()
+        defer { lock.unlock() }
+        return _failure
+    }
+
     public func open(stream: VideoStreamInfo) throws {
-        recorder = try MediaRecorder(path: path, stream: stream)
+        try open(video: stream, audio: nil)
+    }
+
+    public func open(video: VideoStreamInfo?, audio: AudioStreamInfo?) throws {
+        let made = try MediaRecorder(path: path, video: video, audio: audio)
+        lock.lock()
+        recorder = made
+        lock.unlock()
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
+        record { try $0.write(packet) }
+    }
+
+    public func write(_ packet: EncodedAudioPacket) throws {
+        record { try $0.write(audio: packet) }
+    }
+
+    public func close() throws {
+        lock.lock()
+        defer { lock.unlock() }
+        try recorder?.finish()
+        recorder = nil
+    }
+
+    private func record(_ write: (MediaRecorder) throws -> Void) {
+        lock.lock()
+        defer { lock.unlock() }
         guard let recorder else { return }
         do {
-            try recorder.write(packet)
+            try write(recorder)
         } catch {
-            failure = error
+            _failure = error
             try? recorder.finish()
             self.recorder = nil
             Log.error("recording to \(path) stopped: \(error)")
         }
-    }
-
-    public func close() throws {
-        try recorder?.finish()
-        recorder = nil
     }
 }

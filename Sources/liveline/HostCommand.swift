@@ -14,7 +14,7 @@ enum HostCommand: Command {
         Usage: liveline host [RTMP_URL] [options]
 
         Captures video and sound, applies filters, encodes H.264 and AAC, pushes them to
-        RTMP_URL (rtmp://host[:port]/app[/instance]/stream[?query]) and/or records the video.
+        RTMP_URL (rtmp://host[:port]/app[/instance]/stream[?query]) and/or records it.
 
         Source and picture:
           --source SPEC        test | color:NAME | color:#RRGGBB | file:PATH | v4l2:/dev/videoN
@@ -117,8 +117,8 @@ enum HostCommand: Command {
         if let text = positionals.first { options.url = try Arguments.rtmpURL(text) }
         if options.line != nil, options.url == nil { throw UsageError("--line needs an RTMP_URL to push to") }
         if let pushOptionGiven, options.url == nil { throw UsageError("\(pushOptionGiven) needs an RTMP_URL to push to") }
-        if options.configuration.livingMediaMode == .audio, options.url == nil {
-            throw UsageError("--mode audio needs an RTMP_URL to push to (--record keeps video only)")
+        if options.configuration.livingMediaMode == .audio, options.url == nil, options.record == nil {
+            throw UsageError("--mode audio needs an RTMP_URL to push to or --record FILE")
         }
         try HosterOptions.checkLogo(options.configuration)
         let session = try HosterSession(options: options)
@@ -155,9 +155,6 @@ struct HosterOptions {
         try parseAudio(&arguments, into: &c)
         if c.livingMediaMode == .audio, let given = HostCommand.videoOptions.first(where: { arguments.contains($0) }) {
             throw UsageError("\(given) shapes the picture, and --mode audio sends none")
-        }
-        if c.livingMediaMode == .audio, arguments.contains("--record") {
-            throw UsageError("--record keeps the video track only for now, and --mode audio sends none")
         }
         o.muted = arguments.flag("--mute")
         if let source = try arguments.source("--source") { c.source = source }

@@ -200,6 +200,42 @@ struct HostAudioTests {
                 "the co-host did not hear the hoster's mute: \(cohost.names)")
     }
 
+    @Test("host --record keeps the sound: both tracks, their durations within 100 ms; --mode audio records the one AAC track",
+          arguments: ["flv", "mp4"])
+    func recordKeepsTheSound(container: String) throws {
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let both = directory.appendingPathComponent("both.\(container)").path
+        let host = try CLI.liveline("host", "--size", "320x180", "--duration", "3", "--audio-source", "tone:1000", "--record", both)
+        #expect(host.status == 0, "\(host.stderr)")
+        let tracks = try Self.streams(both, entries: "codec_type,codec_name,sample_rate,duration")
+        #expect(tracks.count == 2, "\(tracks)")
+        let audio = try #require(tracks.first { $0.hasPrefix("aac,audio,48000") }, "\(tracks)")
+        let video = try #require(tracks.first { $0.hasPrefix("h264,video") }, "\(tracks)")
+        // flv gives no per-stream duration: then the packets' own span is the measure.
+        func span(_ type: String) throws -> Double {
+            let result = try ProcessOutput.run(FFprobe.path, ["-v", "error", "-select_streams", type, "-show_entries",
+                                                              "packet=pts_time,duration_time", "-of", "csv=p=0", both])
+            let rows = result.text.split(separator: "\n").compactMap { line -> (Double, Double)? in
+                let fields = line.split(separator: ",").compactMap { Double($0) }
+                return fields.count == 2 ? (fields[0], fields[1]) : nil
+            }
+            let first = try #require(rows.map(\.0).min()), last = try #require(rows.map { $0.0 + $0.1 }.max())
+            return last - first
+        }
+        let (audioSpan, videoSpan) = (try span("a"), try span("v"))
+        #expect(abs(audioSpan - videoSpan) < 0.1, "audio \(audioSpan) s, video \(videoSpan) s (\(audio); \(video))")
+        #expect(audioSpan > 2.5, "\(audioSpan)")
+        let samples = try Self.decodedAudio(both, seconds: 2)
+        let share = ToneDetector(frequency: 1000, sampleRate: 48000).share(in: samples[4800..<43200])
+        #expect(share > 0.8, "the recorded tone: share \(share) at 1000 Hz")
+
+        let radio = directory.appendingPathComponent("radio.\(container)").path
+        let audioOnly = try CLI.liveline("host", "--mode", "audio", "--duration", "1.5", "--record", radio)
+        #expect(audioOnly.status == 0, "\(audioOnly.stderr)")
+        #expect(try Self.streams(radio, entries: "codec_type,codec_name") == ["aac,audio"])
+    }
+
     @Test("the sound's options on the startup line and in --help")
     func startupAndHelp() throws {
         let help = try CLI.liveline("host", "--help")

@@ -131,7 +131,6 @@ struct HostCommandTests {
         (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--audio-source", "none"], "audio source cannot be none"),
         (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--source", "color:red"], "brings none"),
         (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--size", "640x360"], "--mode audio"),
-        (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--record", "x.flv"], "--record"),
         (["--mode", "audio"], "RTMP_URL"),
         (["--audio-source", "none", "--mute"], "--mute"),
     ])
