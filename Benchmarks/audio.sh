@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Audio benchmarks (the "Must show" list of the audio work):
-#   (1) A/V sync glass to glass, through the LiveLine server and through nginx-rtmp: TODO below.
+#   (1) A/V sync glass to glass: `liveline host --source test` (its marker patch lit on the
+#       frame of every whole second, the tone's 3 kHz beep starting at that instant) pushes
+#       to the LiveLine server and to nginx-rtmp, one after the other in this run, and a
+#       `liveline guest` pairs each lit frame with its beep as it presents them: avSync p50 /
+#       p95 from its summary (positive = audio late). Target |p95| <= 20 ms.
 #   (2) The audio path's CPU per stream: LiveLine's tone → AAC (audio-bench encode, not paced)
 #       against ffmpeg's sine → aac over the same seconds of 48 kHz stereo audio at 96 kbit/s;
 #       CPU time (user + sys) of each whole process, best of $RUNS, as a ratio. Target ≤ 1.2x.
@@ -10,6 +14,7 @@
 # Prints the commands it runs, each program's own output, then a small table.
 #
 # Usage: Benchmarks/audio.sh        (from anywhere)
+#   AV_SECONDS=60      seconds of play per server in (1)
 #   AUDIO_SECONDS=600  seconds of audio encoded by each side in (2)
 #   MIX_SECONDS=60     seconds of audio mixed in (3)
 #   RUNS=3             runs of each side in (2); the least CPU counts
@@ -20,6 +25,7 @@ cd "$(dirname "$0")/.."
 source Benchmarks/common.sh
 ./scripts/setup
 
+AV_SECONDS=${AV_SECONDS:-60}
 AUDIO_SECONDS=${AUDIO_SECONDS:-600}
 MIX_SECONDS=${MIX_SECONDS:-60}
 RUNS=${RUNS:-3}
@@ -57,17 +63,53 @@ show swift build -c "$CONFIG" --product audio-bench $SWIFT_BUILD_FLAGS
 # shellcheck disable=SC2086
 swift build -c "$CONFIG" --product audio-bench $SWIFT_BUILD_FLAGS >&2
 # shellcheck disable=SC2086
+swift build -c "$CONFIG" --product liveline $SWIFT_BUILD_FLAGS >&2
+# shellcheck disable=SC2086
 BIN=$(swift build -c "$CONFIG" --show-bin-path $SWIFT_BUILD_FLAGS)
+bench_workspace
 
-# ---------------------------------------------------------------------------------------
-# (1) A/V sync glass to glass: NOT WRITTEN YET.
-# TODO: it needs the hoster's audio push and the guest's A/V sync figures (avSyncP50Ms /
-# avSyncP95Ms in the guest's summary JSON), which are being built elsewhere. When they
-# exist: in one run, `liveline host --source test` (tone with marker beeps on the marked
-# frames) → `liveline serve` → `liveline guest`, and the same hoster → nginx-rtmp
-# (nginx_rtmp_conf in common.sh) → `liveline guest`, 60 s each; print avSync p50 / p95 for
-# both (target |p95| ≤ 20 ms) and add them to the table below.
-# ---------------------------------------------------------------------------------------
+# (1) A/V sync glass to glass through each server, the guest started first so that all it
+# presents is live.
+rtmp_port=$(free_port); http_port=$(free_port)
+show "$BIN/liveline" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port"
+"$BIN/liveline" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port" >"$work/serve.out" 2>"$work/serve.err" &
+pids+=($!)
+for _ in $(seq 100); do grep -q '^ready' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+nginx_port=$(free_port)
+nginx_rtmp_conf "$work/nginx" "$nginx_port" 1024
+show nginx -p "$work/nginx" -c "$work/nginx/nginx.conf"
+nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
+pids+=($!)
+sleep 0.5
+
+av_sync() {  # name url: the guest's summary line into $work/name.summary
+  local name=$1 url=$2
+  local guest_cmd=("$BIN/liveline" guest "$url" --duration $((AV_SECONDS + 2)) --stats json)
+  local host_cmd=("$BIN/liveline" host "$url" --source test --duration $((AV_SECONDS + 4)))
+  echo "== (1) A/V sync through $name, $AV_SECONDS s"
+  show "${guest_cmd[@]}"
+  "${guest_cmd[@]}" >"$work/$name.guest" 2>"$work/$name.guest.err" &
+  local guest_pid=$!
+  sleep 1
+  show "${host_cmd[@]}"
+  "${host_cmd[@]}" >/dev/null 2>"$work/$name.host.err" &
+  local host_pid=$!
+  wait "$guest_pid" || { cat "$work/$name.guest.err" >&2; return 1; }
+  wait "$host_pid" || true
+  grep '"event":"summary"' "$work/$name.guest" | tail -n 1 >"$work/$name.summary"
+}
+av_sync liveline "rtmp://127.0.0.1:$rtmp_port/live/avsync"
+av_sync nginx "rtmp://127.0.0.1:$nginx_port/live/avsync"
+sync_rows=$(python3 - "$work/liveline.summary" "$work/nginx.summary" <<'PY'
+import json, sys
+for name, path in zip(["LiveLine server", "nginx-rtmp"], sys.argv[1:]):
+    s = json.load(open(path))
+    p50, p95, n = s.get("avSyncP50Ms"), s.get("avSyncP95Ms"), s.get("avSyncSamples") or 0
+    result = "no pairs" if p50 is None else f"{p50:+.1f} / {p95:+.1f} ms ({n} pairs)"
+    verdict = "" if p95 is None else ("met" if abs(p95) <= 20 else "NOT met")
+    print(f"{'    through ' + name:52} {result:22} {verdict}")
+PY
+)
 
 echo "== (2) LiveLine: tone → AAC, $AUDIO_SECONDS s of 48 kHz stereo audio, as fast as it goes"
 best_cpu "$BIN/audio-bench" encode --seconds "$AUDIO_SECONDS" --bitrate 96
@@ -85,10 +127,11 @@ minus_us=$(sed -n 's/^RESULT mixminus_us_per_block=//p' <<<"$mix_out")
 program_us=$(sed -n 's/^RESULT program_us_per_block=//p' <<<"$mix_out")
 
 awk -v ours="${ours_cpu%% *}" -v ff="${ffmpeg_cpu%% *}" -v secs="$AUDIO_SECONDS" -v minus="$minus_us" \
-    -v program="$program_us" -v config="$CONFIG" 'BEGIN {
+    -v program="$program_us" -v config="$CONFIG" -v sync_rows="$sync_rows" 'BEGIN {
     ratio = ours / ff
     printf "\n%-52s %-22s %s\n", "audio benchmark (" config " build)", "result", "target"
-    printf "%-52s %-22s %s\n", "(1) A/V sync glass to glass, p50 / p95", "not measured (TODO)", "|p95| <= 20 ms"
+    printf "%-52s %-22s %s\n", "(1) A/V sync glass to glass, p50 / p95", "", "|p95| <= 20 ms"
+    print sync_rows
     printf "%-52s %-22s %s\n", "(2) CPU per stream, LiveLine / ffmpeg", sprintf("%.2fx", ratio),
            "<= 1.2x: " (ratio <= 1.2 ? "met" : "NOT met")
     printf "%-52s %-22s\n", sprintf("    LiveLine tone -> AAC, %d s of audio", secs), sprintf("%.3f s CPU", ours)
