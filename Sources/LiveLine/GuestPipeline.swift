@@ -108,6 +108,8 @@ public final class GuestPipeline: @unchecked Sendable {
         case video(RTMPVideoPacket)
         case audioConfiguration([UInt8], AACAudioSpecificConfig)
         case audio(RTMPAudioPacket)
+        /// Decoded audio of the hear stream (see `startHearing`).
+        case heard(AudioFrame)
         case end(EndReason, Swift.Error?)
         case playing
         case reconnecting(Int)
@@ -162,6 +164,10 @@ public final class GuestPipeline: @unchecked Sendable {
     private var levels = AudioLevelMeter()
     private var lastLevelEventMicros: UInt64 = 0
     private var firstAudioShown = false
+    /// Beep onsets of the hear stream (mouth-to-ear lines).
+    private var heardBeeps = AVSyncMeter()
+    /// The hear stream's player while co-hosting (under `lock`).
+    private var hearPipeline: CohostStreamFeed?
     private var lastFrame: VideoFrame?
     private var metadata: RTMPStreamMetadata?
     private var backlog: [Input] = []
@@ -231,6 +237,45 @@ public final class GuestPipeline: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return _error
+    }
+
+    /// While co-hosting (DESIGN.md §4): plays `url` (the co-host's hear stream, what the
+    /// hoster sends it: everyone but itself) audio-only with a small buffer, and what the
+    /// guest hears (`wavPath`, `pcmPath`, `onAudio`, the level events and figures) comes
+    /// from it instead of this stream's audio, which carries the co-host's own voice,
+    /// late. The recordings (`recordPath`, `outPath`) keep this stream as received, and
+    /// A/V sync is still this stream's. It plays with the co-host feed's settings (100 ms
+    /// buffer target, played again while it is missing). The hear stream's decoded audio crosses to this
+    /// pipeline's decode thread through its queue, so every output is written by one
+    /// thread. Any thread; a second call replaces the first.
+    public func startHearing(url: RTMPURL, tokenProvider: TokenProvider? = nil) {
+        // The co-host feed's player: plays again, a moment apart, until stopped (the hear
+        // stream starts when the hoster's mix first runs with this co-host, and may drop).
+        let feed = CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: { _ in },
+                                    deliverAudio: { [weak self] frame in _ = self?.queue.push(.heard(frame)) },
+                                    firstFrame: { _, _ in })
+        lock.lock()
+        let previous = hearPipeline
+        hearPipeline = feed
+        lock.unlock()
+        previous?.stop()
+        feed.start()
+    }
+
+    /// Back to this stream's audio for what the guest hears (hang-up, leave, line lost).
+    public func stopHearing() {
+        lock.lock()
+        let pipeline = hearPipeline
+        hearPipeline = nil
+        lock.unlock()
+        pipeline?.stop()
+    }
+
+    /// True while the hear stream is what the guest hears.
+    public var isHearing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return hearPipeline != nil
     }
 
     /// Opens the outputs, starts the player's loop and the decode thread; returns at once.
@@ -478,6 +523,14 @@ public final class GuestPipeline: @unchecked Sendable {
                             && metadata.width == nil && metadata.height == nil
                     case .audioConfiguration(let asc, let config):
                         configureAudio(asc: asc, config)
+                    case .heard(let frame):
+                        // Heard only while the hear stream plays (one still queued after it stopped is not).
+                        if isHearing {
+                            try hear(frame)
+                            for onset in heardBeeps.audio(frame) {
+                                onEvent?(.beepHeard(ptsMicros: onset, wallMicros: Int64(Clock.wallMicros())))
+                            }
+                        }
                     case .audio(let packet):
                         defer { audioIndex += 1 }
                         if audioIndex < audioDrop {
@@ -705,11 +758,18 @@ public final class GuestPipeline: @unchecked Sendable {
         for frame in frames { try present(frame) }
     }
 
+    /// Program audio: A/V sync, and what the guest hears unless the hear stream plays.
     private func present(_ frame: AudioFrame) throws {
-        levels.add(frame)
         lock.lock()
         sync.audio(frame)
+        let hearing = hearPipeline != nil
         lock.unlock()
+        if !hearing { try hear(frame) }
+    }
+
+    /// What the guest hears: stats, level, writers, the hook.
+    private func hear(_ frame: AudioFrame) throws {
+        levels.add(frame)
         try wav?.write(frame)
         try pcm?.write(frame)
         lock.lock()
@@ -795,6 +855,7 @@ public final class GuestPipeline: @unchecked Sendable {
 
     private func finish(reason: EndReason, error: Swift.Error?) {
         queue.close()
+        stopHearing()
         var failure = error
         if let loop {
             let done = DispatchSemaphore(value: 0)

@@ -109,10 +109,10 @@ public final class LineClient: @unchecked Sendable {
     /// hoster's mix shows (the line accepts no more; nil: the server's limit).
     @discardableResult
     public func create(liveId: String, userId: String, userData: String = "", liveInfo: String = "", token: String? = nil,
-                       stream: String? = nil, lineKey: String? = nil, maxCohosts: Int? = nil,
+                       stream: String? = nil, lineKey: String? = nil, maxCohosts: Int? = nil, audioLine: Bool = false,
                        reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
-                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts), reply: reply)
+                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts, audioLine: audioLine ? true : nil), reply: reply)
     }
 
     /// acceptRTCLine: the reply's code is 0, or 602 when the line is full.

@@ -66,7 +66,11 @@ enum HostCommand: Command {
                                hangup PEER | say TEXT | template NAME | close; once
                                stdin is closed (< /dev/null), applicants are rejected
           --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes;
-                               strict JSON when it starts with { or [, else shown as text)
+                               strict JSON when it starts with { or [, else shown as text);
+                               default: {"hlsUrl":"","hosterName":USER,"isAudioLive":0|1,
+                               "isLiveLandscape":0|1,"liveTopic":LIVE_ID,"rtmpUrl":PULL_URL}
+                               (isAudioLive 1 with --mode audio: an audio line, whose
+                               co-hosts push sound only; PULL_URL without its query)
         \(LineOptions.help)
         \(TokenOption.help)
         Encoding:
@@ -140,7 +144,8 @@ struct HosterOptions {
     /// `--line LIVE_ID`: the co-host line to open.
     var line: LineOptions?
     var accept = AcceptMode.manual
-    var liveInfo = ""
+    /// `--live-info`; nil: the seed's liveData from the run's own settings (`defaultLiveInfo`).
+    var liveInfo: String?
     /// `--mute`: the sound starts off.
     var muted = false
 
@@ -241,14 +246,7 @@ struct HosterOptions {
             }
             c.livingMediaMode = parsed
         }
-        if let spec = try arguments.value("--audio-source") {
-            do {
-                _ = try AudioSourceSpec(parsing: spec)
-            } catch let error as LiveError {
-                throw UsageError("--audio-source: \(error.detail)")
-            }
-            c.audioSource = spec
-        }
+        if let spec = try audioSource(&arguments) { c.audioSource = spec }
         if let kbps = try arguments.int("--audio-bitrate", in: 8...512) { c.audioBitrateKbps = kbps }
         if let ms = try arguments.int("--level-ms", in: 50...10_000) { c.audioLevelIntervalMilliseconds = ms }
         if c.livingMediaMode == .audio {
@@ -260,6 +258,17 @@ struct HosterOptions {
                 throw UsageError("--mode audio: \(error.detail)")
             }
         }
+    }
+
+    /// `--audio-source SPEC`, checked (the host's sound, and a co-host's in `guest --apply`).
+    static func audioSource(_ arguments: inout Arguments) throws -> String? {
+        guard let spec = try arguments.value("--audio-source") else { return nil }
+        do {
+            _ = try AudioSourceSpec(parsing: spec)
+        } catch let error as LiveError {
+            throw UsageError("--audio-source: \(error.detail)")
+        }
+        return spec
     }
 
     /// `--min-bitrate` and `--max-bitrate`: the adaptive bitrate's bounds, which must hold
