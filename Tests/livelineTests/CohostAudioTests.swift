@@ -15,13 +15,21 @@ struct CohostAudioTests {
     /// The limiter's ceiling (0.98) plus what AAC's decoder may overshoot it by.
     static let peakLimit: Float = 0.98 + 0.06
 
-    /// `seconds` of a stream's audio as ffmpeg decodes it: mono 48 kHz floats, unclipped.
-    static func decoded(_ url: String, seconds: Double) throws -> [Float] {
+    /// `seconds` of a stream's audio as ffmpeg decodes it: the left channel at 48 kHz, and
+    /// the peak of both channels, as floats (unclipped). Stereo as sent: ffmpeg's own
+    /// downmix to mono adds the channels at -3 dB each, which would read 0.98 as 1.39.
+    static func decodedWithPeak(_ url: String, seconds: Double) throws -> (left: [Float], peak: Float) {
         let result = try ProcessOutput.run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-i", url, "-map", "0:a", "-t", "\(seconds)",
-                                                               "-ac", "1", "-ar", "48000", "-f", "f32le", "-"])
+                                                               "-ac", "2", "-ar", "48000", "-f", "f32le", "-"])
         #expect(result.status == 0, "ffmpeg: \(result.stderr)")
-        return result.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let both = result.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let left = stride(from: 0, to: both.count, by: 2).map { both[$0] }
+        // The first 100 ms are the AAC decoder's start in mid-stream (no previous frame to overlap).
+        return (left, both.dropFirst(9600).map(abs).max() ?? 0)
     }
+
+    /// The left channel of `decodedWithPeak`.
+    static func decoded(_ url: String, seconds: Double) throws -> [Float] { try decodedWithPeak(url, seconds: seconds).left }
 
     /// The first channel of a 16-bit PCM WAV file (the guest's `--wav`).
     static func wav(_ path: String) throws -> (samples: [Float], sampleRate: Int) {
@@ -82,12 +90,10 @@ struct CohostAudioTests {
         Thread.sleep(forTimeInterval: 2)
 
         // The viewers' program: every voice, never past the limiter's ceiling.
-        let program = try Self.decoded(url, seconds: 2)
+        let (program, peak) = try Self.decodedWithPeak(url, seconds: 2)
         let programShares = Self.shares(program.suffix(48000), tones: tones)
         #expect(!programShares.isEmpty && programShares.allSatisfy { $0.allSatisfy { $0 > Self.present } },
                 "program shares (440/700/1100/1700): \(programShares)")
-        // The first 100 ms are the AAC decoder's start in mid-stream (no previous frame to overlap).
-        let peak = program.dropFirst(4800).map(abs).max() ?? 0
         #expect(peak <= Self.peakLimit && peak > 0.3, "program peak \(peak)")
 
         // Remote levels: each co-host's voice, throttled by the hoster's showTime.
