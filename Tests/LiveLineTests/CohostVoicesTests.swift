@@ -1,6 +1,7 @@
 import Foundation
 import LiveCore
 import LiveRTMP
+import LiveServer
 import LiveTestSupport
 import Testing
 @testable import LiveLine
@@ -67,5 +68,24 @@ struct CohostVoicesTests {
         // 2 s of sound mixed in well under its own duration while the push fails to connect.
         let elapsed = Double(Clock.monotonicMicros() - started) / 1e6
         #expect(elapsed < 1.0, "\(elapsed) s for 2 s of blocks")
+    }
+}
+
+/// What the kits report for an audio line's slots.
+@Suite("Audio line events")
+struct AudioLineEventTests {
+    @Test("cohostOpened/Closed of an audio line are audioLineOpened/Closed (seed: onRTCOpen/CloseRemoteAudioLine); a video line's stay as they were")
+    func names() {
+        var opened = LineEvent(.cohostOpened, peerId: "p", pubId: "line-x", userId: "u", userData: "d")
+        #expect(LineSessionEvent(opened) == .cohostOpened(peerId: "p", pubId: "line-x", userId: "u", userData: "d"))
+        opened.audioLine = true
+        let audio = LineSessionEvent(opened)
+        #expect(audio == .audioLineOpened(peerId: "p", pubId: "line-x", userId: "u", userData: "d"))
+        #expect(audio?.name == "audioLineOpened" && audio?.fields.count == 4)
+        var closed = LineEvent(.cohostClosed, reason: "left", peerId: "p", pubId: "line-x", userId: "u")
+        closed.audioLine = true
+        #expect(LineSessionEvent(closed) == .audioLineClosed(peerId: "p", pubId: "line-x", userId: "u", reason: "left"))
+        let level = LineSessionEvent.remoteAudioActive(peerId: "p", userId: "u", level: 70, showTime: 500)
+        #expect(level.name == "remoteAudioActive" && level.fields.map(\.key) == ["peerId", "userId", "level", "showTime"])
     }
 }
