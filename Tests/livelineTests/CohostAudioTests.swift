@@ -19,7 +19,8 @@ struct CohostAudioTests {
     /// the peak of both channels, as floats (unclipped). Stereo as sent: ffmpeg's own
     /// downmix to mono adds the channels at -3 dB each, which would read 0.98 as 1.39.
     static func decodedWithPeak(_ url: String, seconds: Double) throws -> (left: [Float], peak: Float) {
-        let result = try ProcessOutput.run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-i", url, "-map", "0:a", "-t", "\(seconds)",
+        // An audio-only stream's FLV header still promises video: 1 s to give up on it, not 5.
+        let result = try ProcessOutput.run("/usr/bin/ffmpeg", ["-v", "error", "-nostdin", "-analyzeduration", "1000000", "-i", url, "-map", "0:a", "-t", "\(seconds)",
                                                                "-ac", "2", "-ar", "48000", "-f", "f32le", "-"])
         #expect(result.status == 0, "ffmpeg: \(result.stderr)")
         let both = result.stdout.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -118,14 +119,15 @@ struct CohostAudioTests {
         }
     }
 
-    @Test("an audio line: audioLineOpened/Closed, the viewer hears both, /api/live says isAudioLive 1; a co-host's mute leaves the program and comes back; the hear stream refuses strangers; beeps give the mouth-to-ear delay")
+    @Test("an audio line: audioLineOpened/Closed, the viewer hears both, /api/live says isAudioLive 1; a co-host's mute leaves the program and comes back, the hoster's leaves the co-host in it; the hear stream refuses strangers; beeps give the mouth-to-ear delay")
     func audioLine() throws {
         let server = try Server()
         defer { server.background.stop() }
         let url = server.url("radio")
+        let hosterInput = Pipe()
         let hoster = try KitProcess(["host", url, "--mode", "audio", "--audio-source", "tone:440", "--line", "radio",
                                      "--accept", "auto", "--signal", Self.signal(server), "--stats", "json"],
-                                    input: FileHandle.nullDevice)
+                                    input: hosterInput)
         defer { hoster.stop() }
         #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil,
                 "no line: \(hoster.stderr)")
@@ -148,7 +150,7 @@ struct CohostAudioTests {
         Thread.sleep(forTimeInterval: 1.5)
 
         // The co-host pushes sound only; the program carries both voices.
-        #expect(try HostAudioTests.streams(server.url(stream), entries: "codec_type") == ["audio"])
+        #expect(try HostAudioTests.streams(server.url(stream), entries: "codec_type", before: ["-analyzeduration", "1000000"]) == ["audio"])
         let both = Self.shares(try Self.decoded(url, seconds: 1.5).suffix(24000), tones: [440, 1100])
         #expect(both.allSatisfy { $0.allSatisfy { $0 > Self.present } }, "program (440/1100): \(both)")
 
@@ -167,6 +169,11 @@ struct CohostAudioTests {
         Thread.sleep(forTimeInterval: 0.5)
         let back = Self.shares(try Self.decoded(url, seconds: 1.5).suffix(24000), tones: [440, 1100])
         #expect(back.allSatisfy { $0.allSatisfy { $0 > Self.present } }, "unmuted (440/1100): \(back)")
+        // The hoster's mute silences its own voice only: the co-host stays in the program.
+        hosterInput.fileHandleForWriting.write(Data("mute\n".utf8))
+        Thread.sleep(forTimeInterval: 0.5)
+        let hosterMuted = Self.shares(try Self.decoded(url, seconds: 1.5).suffix(24000), tones: [440, 1100])
+        #expect(hosterMuted.allSatisfy { $0[0] < Self.absent && $0[1] > Self.present }, "hoster muted (440/1100): \(hosterMuted)")
 
         // Mouth to ear: the hoster's capture-clock zero and the co-host's beep arrivals.
         let zero = try #require(hoster.events.first { $0.object["event"] as? String == "captureClock" }?.object["zeroWallMicros"] as? Int)
