@@ -59,7 +59,9 @@ enum HostCommand: Command {
                                tokens opens it only for the publisher of the stream
                                named LIVE_ID (the push gets a random ?lineKey= to prove
                                it); a line refused ends the run with 3, one that
-                               cannot be reached or is lost with 1
+                               cannot be reached or is lost with 1. Every co-host's
+                               voice is mixed into the stream's sound, and each co-host
+                               is sent the mix of everyone but itself (its hear stream)
           --accept MODE        auto (or all): accept every applicant; none: reject every
                                one; manual (default): print each application and read
                                commands from stdin: accept PEER | reject PEER |
@@ -97,9 +99,16 @@ enum HostCommand: Command {
                                "showTime":MS}, none while muted), mute and unmute
                                ({"event":"audio","enabled":false}), the
                                line's events ({"event":"application","peerId":...},
-                               "cohostOpened", "cohostFirstFrame", "refused", ...) and a
-                               final {"event":"summary",...}; otherwise a status line on
-                               stderr (rewritten in place on a terminal)
+                               "cohostOpened", "cohostFirstFrame", "refused", ...; on an
+                               audio line "audioLineOpened" / "audioLineClosed"), each
+                               co-host's voice level ({"event":"remoteAudioActive",
+                               "peerId":...,"userId":...,"level":N,"showTime":MS}, every
+                               --level-ms), the capture clock's zero at the start
+                               ({"event":"captureClock","zeroWallMicros":µs since 1970:
+                               audio sample 0, for the mouth-to-ear delay with a co-host's
+                               beepHeard lines) and a final {"event":"summary",...};
+                               otherwise a status line on stderr (rewritten in place on
+                               a terminal)
           --help               show this text
         """
 

@@ -188,6 +188,40 @@ struct CohostAudioTests {
         #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "audioLineClosed" } != nil, "\(hoster.names)")
     }
 
+    @Test("with tokens: the hoster pushes the hear stream with its line query and token, the co-host plays it as its token's user and hears the hoster, not itself")
+    func withTokens() throws {
+        let secrets = try TokenKitTests.Secrets()
+        defer { try? FileManager.default.removeItem(at: secrets.directory) }
+        let server = try Server(["--auth-secret-file", secrets.secretFile])
+        defer { server.background.stop() }
+        let url = server.url("tok")
+        func token(_ user: String, _ permissions: [String]) throws -> String {
+            let result = try CLI.run(CLI.liveline, ["token", "--secret-file", secrets.secretFile, "--sub", user] + permissions)
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let hoster = try KitProcess(["host", url, "--mode", "audio", "--audio-source", "tone:440", "--line", "tok", "--accept", "auto",
+                                     "--signal", Self.signal(server), "--stats", "json",
+                                     "--token", try token("host", ["--publish", "live/*", "--play", "live/*", "--line-host", "tok"])],
+                                    input: FileHandle.nullDevice)
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil,
+                "no line: \(hoster.stderr)")
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("heard.wav").path
+        let cohost = try CLI.liveline("guest", url, "--apply", "--audio-source", "tone:1100", "--signal", Self.signal(server),
+                                      "--wav", wav, "--duration", "6", "--stats", "json",
+                                      "--token", try token("bob", ["--publish", "live/*", "--play", "live/*", "--line-guest", "tok"]))
+        #expect(cohost.status == 0, "\(cohost.stderr)")
+        #expect(hoster.names.contains("audioLineOpened"), "\(hoster.names)")
+        let (heard, rate) = try Self.wav(wav)
+        try #require(heard.count > 3 * rate, "heard \(heard.count) samples")
+        let shares = Self.shares(heard[(heard.count - 2 * rate)..<(heard.count - rate / 2)], tones: [440, 1100], sampleRate: rate)
+        #expect(!shares.isEmpty && shares.allSatisfy { $0[0] > Self.present && $0[1] < Self.absent }, "heard (440/1100): \(shares)")
+        #expect(cohost.stdout.contains("\"event\":\"beepHeard\""), "no beep heard on the hear stream")
+    }
+
     @Test("guest --audio-source: with --apply only, checked as host's, in --help")
     func usage() throws {
         let alone = try CLI.liveline("guest", "rtmp://127.0.0.1:1/live/x", "--audio-source", "tone:700")
