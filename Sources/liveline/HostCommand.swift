@@ -103,8 +103,8 @@ enum HostCommand: Command {
                                audio line "audioLineOpened" / "audioLineClosed"), each
                                co-host's voice level ({"event":"remoteAudioActive",
                                "peerId":...,"userId":...,"level":N,"showTime":MS}, every
-                               --level-ms), the capture clock's zero at the start
-                               ({"event":"captureClock","zeroWallMicros":µs since 1970:
+                               --level-ms), with --line the capture clock's zero at the
+                               start ({"event":"captureClock","zeroWallMicros":µs since 1970:
                                audio sample 0, for the mouth-to-ear delay with a co-host's
                                beepHeard lines) and a final {"event":"summary",...};
                                otherwise a status line on stderr (rewritten in place on

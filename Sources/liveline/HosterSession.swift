@@ -78,9 +78,9 @@ struct HosterSession {
             throw error
         }
         report.note(Self.audioNote(hoster: hoster, configuration: options.configuration, muted: options.muted))
-        // The wall-clock time of the capture clock's zero (audio sample 0): with a co-host's
-        // beepHeard lines, the mouth-to-ear delay.
-        if json, let zero = hoster.captureClockZeroWallMicros {
+        // On a line, the wall-clock time of the capture clock's zero (audio sample 0): with a
+        // co-host's beepHeard lines, the mouth-to-ear delay.
+        if json, options.line != nil, let zero = hoster.captureClockZeroWallMicros {
             printLine(jsonLine(["event": "captureClock", "zeroWallMicros": Int(zero)]))
         }
         let lineFailure = LineFailure()
