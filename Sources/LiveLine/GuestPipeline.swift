@@ -18,6 +18,13 @@ import LiveRTMP
 /// (`--out`, `--record`) and for latency control, and no lock or second queue is needed.
 /// Both tracks keep the stream's timestamps, so outputs stay in sync by pts.
 ///
+/// What the guest hears (wav, pcm, onAudio, levels, the audio figures) is this stream's
+/// sound, except while a co-host's hear stream plays (`startHearing`): then the program's
+/// decoded audio still feeds A/V sync and the recordings take its packets, but the
+/// heard outputs take the hear stream's decoded audio instead, which its own player
+/// puts on this pipeline's queue (`Input.heard`), so this decode thread stays the one
+/// writer of every output.
+///
 /// Audio-only streams: the stream is known to be audio-only when its onMetaData names an
 /// audio codec and no video (no `videocodecid`, `width` or `height`), or, without such
 /// metadata, once a second of audio came with no AVC header. Any audio counts as the
