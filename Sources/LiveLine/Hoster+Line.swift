@@ -52,10 +52,6 @@ extension Hoster {
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
         let audioLine = options.livingMediaMode == .audio
-        let showTime = options.configuration.audioLevelIntervalMilliseconds
-        try mixStage().voices.onLevel(every: showTime) { [weak self] peerId, userId, level in
-            self?.reportLine(.remoteAudioActive(peerId: peerId, userId: userId, level: level, showTime: showTime))
-        }
         // After a reconnect the same create reclaims the line (same token user, or the
         // lineKey of this hoster's push).
         session.start(token: token, reply: lineRefusal) { [weak self] client, token, tokenUser, reply in

@@ -184,6 +184,11 @@ public final class Hoster: @unchecked Sendable {
         (c.mixTemplate, c.mixOptions) = mixLayout
         let made = try c.makeMix() ?? HosterMix(width: c.width, height: c.height, template: c.mixTemplate, options: c.mixOptions)
         made.tokenProvider = options.tokenProvider
+        // Each co-host's voice level, as a line event (seed: onRTCRemoteAudioActive).
+        let showTime = c.audioLevelIntervalMilliseconds
+        made.voices.onLevel(every: showTime) { [weak self] peerId, userId, level in
+            self?.reportLine(.remoteAudioActive(peerId: peerId, userId: userId, level: level, showTime: showTime))
+        }
         mix = made
         return made
     }
