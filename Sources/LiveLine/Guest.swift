@@ -36,7 +36,9 @@ public final class Guest: @unchecked Sendable {
         /// showTime); nil: no level events.
         public var audioLevelShowTimeMilliseconds: Int? = 500
         /// What the guest captures and publishes once accepted as a co-host (source,
-        /// size, rate, bitrate, filters); 640x360 at 30 fps, 800 kbit/s by default.
+        /// size, rate, bitrate, filters, and its sound: `audioSource`, by default what
+        /// the source brings); 640x360 at 30 fps, 800 kbit/s by default. On an audio line
+        /// only the sound is published.
         public var cohost: HosterConfiguration = {
             var c = HosterConfiguration()
             (c.width, c.height, c.bitrateKbps) = (640, 360, 800)

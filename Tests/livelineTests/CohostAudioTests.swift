@@ -186,6 +186,9 @@ struct CohostAudioTests {
 
         cohost.stop()
         #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "audioLineClosed" } != nil, "\(hoster.names)")
+        // The hear stream ends with the co-host: the hoster does not try it again.
+        Thread.sleep(forTimeInterval: 1)
+        #expect(!hoster.stderr.contains("hear stream"), "\(hoster.stderr)")
     }
 
     @Test("with tokens: the hoster pushes the hear stream with its line query and token, the co-host plays it as its token's user and hears the hoster, not itself")
