@@ -46,9 +46,11 @@ public struct AVSyncMeter: Sendable {
         markedFrame(at: pts)
     }
 
-    /// Decoded audio: scanned for beep onsets.
-    public mutating func audio(_ frame: AudioFrame) {
-        guard Double(frame.sampleRate) > 2 * Self.markerFrequency else { return }
+    /// Decoded audio: scanned for beep onsets; returns the onsets found in it (pts, µs).
+    @discardableResult
+    public mutating func audio(_ frame: AudioFrame) -> [Int64] {
+        guard Double(frame.sampleRate) > 2 * Self.markerFrequency else { return [] }
+        var onsets: [Int64] = []
         if detector?.sampleRate != frame.sampleRate {
             detector = ToneDetector(frequency: Self.markerFrequency, sampleRate: frame.sampleRate)
             window.removeAll()
@@ -67,11 +69,14 @@ public struct AVSyncMeter: Sendable {
             let share = detector!.share(in: window)
             if share >= Self.threshold, !inBeep {
                 let filled = min(1, share.squareRoot())
-                beepOnset(at: windowStart + Int64(Double(Self.hopMicros) * (1 - filled)))
+                let onset = windowStart + Int64(Double(Self.hopMicros) * (1 - filled))
+                beepOnset(at: onset)
+                onsets.append(onset)
             }
             inBeep = share >= Self.threshold
             window.removeAll(keepingCapacity: true)
         }
+        return onsets
     }
 
     /// A marked frame at `pts` (µs): paired with the nearest unpaired beep in the window.

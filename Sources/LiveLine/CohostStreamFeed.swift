@@ -3,8 +3,9 @@ import LiveAuth
 import LiveCore
 import LiveRTMP
 
-/// One co-host's pubId stream into the mix: plays it (RTMPPlayer + H.264 decoder, the
-/// guest pipeline) and hands every decoded frame to `deliver`, on the decode thread.
+/// One co-host's pubId stream into the mix: plays it (RTMPPlayer + H.264 and AAC
+/// decoders, the guest pipeline) and hands every decoded frame to `deliver` and every
+/// decoded audio frame to `deliverAudio`, on the decode thread.
 ///
 /// The co-host starts publishing only after it hears it was accepted, so the stream
 /// may not exist yet, and it may drop and return: the feed plays it again, a short
@@ -15,6 +16,7 @@ final class CohostStreamFeed: @unchecked Sendable {
     let url: RTMPURL
     private let tokenProvider: TokenProvider?
     private let deliver: (VideoFrame) -> Void
+    private let deliverAudio: (AudioFrame) -> Void
     private let firstFrame: (Int, Int) -> Void
     private let lock = NSLock()
     private var current: GuestPipeline?
@@ -24,12 +26,14 @@ final class CohostStreamFeed: @unchecked Sendable {
     /// - Parameters:
     ///   - tokenProvider: a fresh token for each play (a relay with auth on).
     ///   - deliver: every decoded frame (decode thread).
+    ///   - deliverAudio: every decoded audio frame, at the stream's rate (decode thread).
     ///   - firstFrame: the first frame's size, once (decode thread).
     init(url: RTMPURL, tokenProvider: TokenProvider? = nil, deliver: @escaping (VideoFrame) -> Void,
-         firstFrame: @escaping (Int, Int) -> Void) {
+         deliverAudio: @escaping (AudioFrame) -> Void = { _ in }, firstFrame: @escaping (Int, Int) -> Void) {
         self.url = url
         self.tokenProvider = tokenProvider
         self.deliver = deliver
+        self.deliverAudio = deliverAudio
         self.firstFrame = firstFrame
     }
 
@@ -62,6 +66,7 @@ final class CohostStreamFeed: @unchecked Sendable {
             configuration.reconnect.maxTries = 0
             configuration.bufferTargetMilliseconds = 100
             configuration.tokenProvider = tokenProvider
+            configuration.audioLevelIntervalMilliseconds = nil
             guard let pipeline = try? GuestPipeline(configuration: configuration) else { return }
             pipeline.onFrame = { [self] frame in
                 if !sawFrame {
@@ -70,6 +75,7 @@ final class CohostStreamFeed: @unchecked Sendable {
                 }
                 deliver(frame)
             }
+            pipeline.onAudio = deliverAudio
             lock.lock()
             guard !stopped else {
                 lock.unlock()

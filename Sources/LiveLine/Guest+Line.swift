@@ -11,6 +11,10 @@ import LiveServer
 /// it to its pubId stream (`rtmp://SERVER/APP/<pubId>?line=SECRET`), which the hoster
 /// mixes into its own; the push stops when either side hangs up or the line closes.
 /// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
+/// While co-hosting, the guest also plays its hear stream (`PUBID.hear`, the hoster's
+/// mix of everyone but this co-host) and hears that instead of the program's sound,
+/// which carries its own voice late (`GuestPipeline.startHearing`); it hears the program
+/// again when co-hosting ends. On an audio line the push carries sound only.
 /// A lost signaling connection stops the co-host push and is retried with
 /// `options.reconnect` (`.reconnecting`), joining again each time until `lineResult` 0;
 /// the guest is then a plain member and applies again to co-host.
@@ -138,7 +142,10 @@ extension Guest {
         switch event.event {
         case .applicationResult where event.liveCode == .ok:
             if let pubId = event.pubId, let line = currentLine {
-                startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery))
+                startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery), audioOnly: event.audioLine == true)
+                // Only this co-host may play its hear stream: with its publish query (or its token's user).
+                playingPipeline?.startHearing(url: line.server.streamURL(pubId: pubId + LineRegistry.hearSuffix, query: event.publishQuery),
+                                              tokenProvider: options.tokenProvider)
                 // The room hears only co-hosts' switches: one made before the accept is told now.
                 lock.lock()
                 let status = localAV
@@ -155,7 +162,7 @@ extension Guest {
         if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
     }
 
-    private func startCohostPush(url: RTMPURL) {
+    private func startCohostPush(url: RTMPURL, audioOnly: Bool) {
         lock.lock()
         let epoch = cohostEpoch
         lock.unlock()
@@ -164,7 +171,9 @@ extension Guest {
             guard let self else { return }
             do {
                 // The hoster's pipeline: the co-host's picture and sound (`options.cohost`).
-                let pipeline = try HosterPipeline(configuration: options.cohost, testMix: false)
+                var configuration = options.cohost
+                if audioOnly { configuration.livingMediaMode = .audio }
+                let pipeline = try HosterPipeline(configuration: configuration, testMix: false)
                 let push = RTMPPublishSink(url: url, options: options.cohostPush)
                 push.encoder = pipeline.encoder
                 push.onEvent = { [weak self] event in
@@ -213,8 +222,10 @@ extension Guest {
         let pipeline = cohostPipeline
         cohostPipeline = nil
         cohostEpoch += 1
+        let playing = self.playing
         lock.unlock()
         pipeline?.stop()
+        playing?.stopHearing()
     }
 
     private func notJoined(_ op: String) -> LineSessionEvent {

@@ -36,7 +36,9 @@ public final class Guest: @unchecked Sendable {
         /// showTime); nil: no level events.
         public var audioLevelShowTimeMilliseconds: Int? = 500
         /// What the guest captures and publishes once accepted as a co-host (source,
-        /// size, rate, bitrate, filters); 640x360 at 30 fps, 800 kbit/s by default.
+        /// size, rate, bitrate, filters, and its sound: `audioSource`, by default what
+        /// the source brings); 640x360 at 30 fps, 800 kbit/s by default. On an audio line
+        /// only the sound is published.
         public var cohost: HosterConfiguration = {
             var c = HosterConfiguration()
             (c.width, c.height, c.bitrateKbps) = (640, 360, 800)
@@ -73,6 +75,9 @@ public final class Guest: @unchecked Sendable {
     var cohostPipeline: HosterPipeline?
     /// The guest's own audio / video switches (under `lock`).
     var localAV = (audio: true, video: true)
+    /// The pipeline playing the program: `startPlay`'s, or one given by `setPlayingPipeline`
+    /// (under `lock`).
+    var playing: GuestPipeline?
     /// Bumped by every stop of the co-host push, so a start still on its way after a
     /// stop does not publish (under `lock`).
     var cohostEpoch = 0
@@ -100,6 +105,7 @@ public final class Guest: @unchecked Sendable {
         if let sink { pipeline.onFrame = { [weak self, weak sink] frame in if let sink { self?.show(frame, on: sink) } } }
         lock.lock()
         self.pipeline = pipeline
+        playing = pipeline
         lock.unlock()
         try pipeline.start()
     }
@@ -114,6 +120,21 @@ public final class Guest: @unchecked Sendable {
         guard let pipeline = current else { return }
         pipeline.stop()
         _ = try? pipeline.wait()
+    }
+
+    /// The program is played by `pipeline` rather than `startPlay` (the CLI plays with a
+    /// pipeline of its own): while co-hosting, what it hears switches to the hear stream.
+    public func setPlayingPipeline(_ pipeline: GuestPipeline?) {
+        lock.lock()
+        playing = pipeline
+        lock.unlock()
+    }
+
+    /// The pipeline playing the program, if any.
+    var playingPipeline: GuestPipeline? {
+        lock.lock()
+        defer { lock.unlock() }
+        return playing
     }
 
     /// Seed: updatePlayerRenderModel:.

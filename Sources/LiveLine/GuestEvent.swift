@@ -17,6 +17,11 @@ public enum GuestEvent: Sendable, Equatable {
     /// last one (`AudioLevel`: 0 at −60 dBFS, 100 at full scale), at most once every
     /// `showTime` ms (seed: onRTCHosterAudioActive:audioLevel:showTime:).
     case hosterAudioActive(level: Int, showTime: Int)
+    /// While co-hosting: a marker beep (the test source's 3 kHz onset) was heard on the
+    /// hear stream, at stream time `ptsMicros`, decoded at wall-clock time `wallMicros`
+    /// (µs since 1970). With the hoster's capture-clock zero it gives the mouth-to-ear
+    /// delay (LiveLine's own, for measuring).
+    case beepHeard(ptsMicros: Int64, wallMicros: Int64)
     /// Once a second after the first frame (seed: onRtmpPlayerStatus:cacheTime bitrate:).
     case status(GuestStatus)
     /// 0 when the picture stalls, 100 when it moves again (seed: onRtmpPlayerLoading:).
@@ -41,6 +46,7 @@ public enum GuestEvent: Sendable, Equatable {
         case .firstFrame: "firstFrame"
         case .firstAudio: "firstAudio"
         case .hosterAudioActive: "hosterAudioActive"
+        case .beepHeard: "beepHeard"
         case .status: "status"
         case .buffering: "buffering"
         case .reconnecting: "reconnecting"

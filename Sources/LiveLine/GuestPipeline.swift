@@ -18,6 +18,13 @@ import LiveRTMP
 /// (`--out`, `--record`) and for latency control, and no lock or second queue is needed.
 /// Both tracks keep the stream's timestamps, so outputs stay in sync by pts.
 ///
+/// What the guest hears (wav, pcm, onAudio, levels, the audio figures) is this stream's
+/// sound, except while a co-host's hear stream plays (`startHearing`): then the program's
+/// decoded audio still feeds A/V sync and the recordings take its packets, but the
+/// heard outputs take the hear stream's decoded audio instead, which its own player
+/// puts on this pipeline's queue (`Input.heard`), so this decode thread stays the one
+/// writer of every output.
+///
 /// Audio-only streams: the stream is known to be audio-only when its onMetaData names an
 /// audio codec and no video (no `videocodecid`, `width` or `height`), or, without such
 /// metadata, once a second of audio came with no AVC header. Any audio counts as the
@@ -108,6 +115,8 @@ public final class GuestPipeline: @unchecked Sendable {
         case video(RTMPVideoPacket)
         case audioConfiguration([UInt8], AACAudioSpecificConfig)
         case audio(RTMPAudioPacket)
+        /// Decoded audio of the hear stream (see `startHearing`).
+        case heard(AudioFrame)
         case end(EndReason, Swift.Error?)
         case playing
         case reconnecting(Int)
@@ -162,6 +171,10 @@ public final class GuestPipeline: @unchecked Sendable {
     private var levels = AudioLevelMeter()
     private var lastLevelEventMicros: UInt64 = 0
     private var firstAudioShown = false
+    /// Beep onsets of the hear stream (mouth-to-ear lines).
+    private var heardBeeps = AVSyncMeter()
+    /// The hear stream's player while co-hosting (under `lock`).
+    private var hearPipeline: CohostStreamFeed?
     private var lastFrame: VideoFrame?
     private var metadata: RTMPStreamMetadata?
     private var backlog: [Input] = []
@@ -231,6 +244,45 @@ public final class GuestPipeline: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return _error
+    }
+
+    /// While co-hosting (DESIGN.md §4): plays `url` (the co-host's hear stream, what the
+    /// hoster sends it: everyone but itself) audio-only with a small buffer, and what the
+    /// guest hears (`wavPath`, `pcmPath`, `onAudio`, the level events and figures) comes
+    /// from it instead of this stream's audio, which carries the co-host's own voice,
+    /// late. The recordings (`recordPath`, `outPath`) keep this stream as received, and
+    /// A/V sync is still this stream's. It plays with the co-host feed's settings (100 ms
+    /// buffer target, played again while it is missing). The hear stream's decoded audio crosses to this
+    /// pipeline's decode thread through its queue, so every output is written by one
+    /// thread. Any thread; a second call replaces the first.
+    public func startHearing(url: RTMPURL, tokenProvider: TokenProvider? = nil) {
+        // The co-host feed's player: plays again, a moment apart, until stopped (the hear
+        // stream starts when the hoster's mix first runs with this co-host, and may drop).
+        let feed = CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: { _ in },
+                                    deliverAudio: { [weak self] frame in _ = self?.queue.push(.heard(frame)) },
+                                    firstFrame: { _, _ in })
+        lock.lock()
+        let previous = hearPipeline
+        hearPipeline = feed
+        lock.unlock()
+        previous?.stop()
+        feed.start()
+    }
+
+    /// Back to this stream's audio for what the guest hears (hang-up, leave, line lost).
+    public func stopHearing() {
+        lock.lock()
+        let pipeline = hearPipeline
+        hearPipeline = nil
+        lock.unlock()
+        pipeline?.stop()
+    }
+
+    /// True while the hear stream is what the guest hears.
+    public var isHearing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return hearPipeline != nil
     }
 
     /// Opens the outputs, starts the player's loop and the decode thread; returns at once.
@@ -478,6 +530,14 @@ public final class GuestPipeline: @unchecked Sendable {
                             && metadata.width == nil && metadata.height == nil
                     case .audioConfiguration(let asc, let config):
                         configureAudio(asc: asc, config)
+                    case .heard(let frame):
+                        // Heard only while the hear stream plays (one still queued after it stopped is not).
+                        if isHearing {
+                            try hear(frame)
+                            for onset in heardBeeps.audio(frame) {
+                                onEvent?(.beepHeard(ptsMicros: onset, wallMicros: Int64(Clock.wallMicros())))
+                            }
+                        }
                     case .audio(let packet):
                         defer { audioIndex += 1 }
                         if audioIndex < audioDrop {
@@ -705,11 +765,18 @@ public final class GuestPipeline: @unchecked Sendable {
         for frame in frames { try present(frame) }
     }
 
+    /// Program audio: A/V sync, and what the guest hears unless the hear stream plays.
     private func present(_ frame: AudioFrame) throws {
-        levels.add(frame)
         lock.lock()
         sync.audio(frame)
+        let hearing = hearPipeline != nil
         lock.unlock()
+        if !hearing { try hear(frame) }
+    }
+
+    /// What the guest hears: stats, level, writers, the hook.
+    private func hear(_ frame: AudioFrame) throws {
+        levels.add(frame)
         try wav?.write(frame)
         try pcm?.write(frame)
         lock.lock()
@@ -795,6 +862,7 @@ public final class GuestPipeline: @unchecked Sendable {
 
     private func finish(reason: EndReason, error: Swift.Error?) {
         queue.close()
+        stopHearing()
         var failure = error
         if let loop {
             let done = DispatchSemaphore(value: 0)

@@ -10,7 +10,11 @@ import LiveServer
 /// Each accepted co-host publishes to its pubId stream; when the server reports its
 /// video opened, the hoster plays that stream and mixes it in as the next participant
 /// of the layout; when it closes, the feed stops and the layout reflows. The pushed
-/// stream is the mix. Events arrive on `onLineEvent`; a refused request (an accept over
+/// stream is the mix, picture and sound: every co-host's voice is in the program, and
+/// each co-host hears everyone but itself, on a mix-minus stream the hoster pushes to
+/// the co-host's hear stream (`PUBID.hear`, see `CohostVoices`). A hoster in audio mode
+/// opens an audio line: its co-hosts push sound only and the slots are reported as
+/// `audioLineOpened` / `audioLineClosed`. Events arrive on `onLineEvent`; a refused request (an accept over
 /// the limit: 602) arrives as `.refused` with the seed's code.
 ///
 /// The line holds no more co-hosts than the mix shows (`HosterMix.lineCapacity`, sent
@@ -47,12 +51,13 @@ extension Hoster {
                                       onLost: { [weak self] reason in self?.lineLost(reason) })
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
+        let audioLine = options.livingMediaMode == .audio
         // After a reconnect the same create reclaims the line (same token user, or the
         // lineKey of this hoster's push).
         session.start(token: token, reply: lineRefusal) { [weak self] client, token, tokenUser, reply in
             client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
                           stream: stream, lineKey: server.lineKey, maxCohosts: self?.currentMix?.lineCapacity ?? capacity,
-                          reply: reply)
+                          audioLine: audioLine, reply: reply)
         }
         // A switch made before the line existed (a hoster that starts muted) is told once it opens.
         let status = localAVStatus
@@ -137,8 +142,12 @@ extension Hoster {
             if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
                 // With tokens, the kit's provider plays the co-host's stream (HosterMix); a line
                 // opened with a token of its own plays it with that one (it needs play on it).
-                let query = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
-                openCohost(peerId: peerId, url: line.server.streamURL(pubId: pubId, query: query))
+                let token = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
+                // What the co-host hears goes to its hear stream, with the query the server gave.
+                let hear = event.publishQuery.map { publish in
+                    line.server.streamURL(pubId: pubId + LineRegistry.hearSuffix, query: ([publish] + (token.map { [$0] } ?? [])).joined(separator: "&"))
+                }
+                openCohost(peerId: peerId, userId: event.userId ?? "", url: line.server.streamURL(pubId: pubId, query: token), hear: hear)
             }
         case .cohostClosed:
             if let peerId = event.peerId { currentMix?.removeCohost(key: peerId) }
@@ -148,9 +157,9 @@ extension Hoster {
         if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
     }
 
-    private func openCohost(peerId: String, url: RTMPURL) {
+    private func openCohost(peerId: String, userId: String, url: RTMPURL, hear: RTMPURL?) {
         do {
-            try mixStage().addCohost(key: peerId, stream: url) { [weak self] width, height in
+            try mixStage().addCohost(key: peerId, userId: userId, stream: url, hear: hear, hearOptions: options.push) { [weak self] width, height in
                 self?.reportLine(.cohostFirstFrame(peerId: peerId, width: width, height: height))
             }
         } catch {

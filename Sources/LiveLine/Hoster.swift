@@ -101,10 +101,12 @@ public final class Hoster: @unchecked Sendable {
                           audioLimit: MediaTime? = nil) throws {
         let configuration = options.configuration
         let pipeline = try HosterPipeline(configuration: configuration, filters: filters, testMix: false)
-        if pipeline.source != nil {
-            // Always in place, so co-hosts can join mid-push; without any it passes frames through.
+        if pipeline.source != nil || pipeline.audioSource != nil {
+            // Always in place, so co-hosts can join mid-push; without any it passes frames
+            // (and sound) through.
             let mix = try mixStage()
-            pipeline.setMixStage(mix.process)
+            if pipeline.source != nil { pipeline.setMixStage(mix.process) }
+            if pipeline.audioSource != nil { pipeline.setAudioStage(mix.process(audio:)) }
             pipeline.onEnd { [weak self] in
                 mix.stop()
                 self?.dropMix(mix)
@@ -157,6 +159,10 @@ public final class Hoster: @unchecked Sendable {
     /// The sound being sent (`tone 440 Hz`, …); nil without audio or before the push.
     public var audioSourceName: String? { currentPipeline?.audioSource?.name }
 
+    /// The wall-clock time (µs since 1970) of the capture clock's zero (audio sample 0);
+    /// nil before the push.
+    public var captureClockZeroWallMicros: UInt64? { currentPipeline?.captureZeroWallMicros }
+
     /// Capture and encode figures (zero before the push).
     public var pipelineStats: PipelineStats { currentPipeline?.stats ?? PipelineStats() }
 
@@ -178,6 +184,11 @@ public final class Hoster: @unchecked Sendable {
         (c.mixTemplate, c.mixOptions) = mixLayout
         let made = try c.makeMix() ?? HosterMix(width: c.width, height: c.height, template: c.mixTemplate, options: c.mixOptions)
         made.tokenProvider = options.tokenProvider
+        // Each co-host's voice level, as a line event (seed: onRTCRemoteAudioActive).
+        let showTime = c.audioLevelIntervalMilliseconds
+        made.voices.onLevel(every: showTime) { [weak self] peerId, userId, level in
+            self?.reportLine(.remoteAudioActive(peerId: peerId, userId: userId, level: level, showTime: showTime))
+        }
         mix = made
         return made
     }

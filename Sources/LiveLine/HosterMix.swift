@@ -19,6 +19,9 @@ import LiveRTMP
 /// in flight during a removal never lands in someone else's tile.
 public final class HosterMix: @unchecked Sendable {
     public let compositor: Compositor
+    /// The sound side: each stream co-host's voice in the program, and its mix-minus
+    /// pushed to its hear stream (`process(audio:)` is the pipeline's audio stage).
+    public let voices = CohostVoices()
     private let lock = NSLock()
     private var cohosts: [(key: String, feed: CohostInput)] = []
     private var nextTestKey = 0
@@ -52,14 +55,29 @@ public final class HosterMix: @unchecked Sendable {
         try add(key: key) { deliver in SourceCohostFeed(source: source, deliver: deliver) }
     }
 
-    /// Adds the co-host `key` (its peerId) whose video is the RTMP stream at `url`, and
-    /// reflows the layout; the tile shows the co-host's fill image until its first frame.
-    /// `firstFrame` runs once, on the feed's decode thread (seed:
-    /// onRTCFirstRemoteVideoFrame). Throws when the layout cannot hold one more.
-    public func addCohost(key: String, stream url: RTMPURL, firstFrame: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) throws {
+    /// The audio stage (the pipeline's audio thread): the host block in, the program
+    /// block out (see `CohostVoices`).
+    public func process(audio host: AudioFrame) -> AudioFrame { voices.process(host) }
+
+    /// Adds the co-host `key` (its peerId) whose video and sound are the RTMP stream at
+    /// `url`, and reflows the layout; the tile shows the co-host's fill image until its
+    /// first frame. Its voice joins the program; with `hear`, its mix-minus (everyone but
+    /// itself) is pushed there. `firstFrame` runs once, on the feed's decode thread
+    /// (seed: onRTCFirstRemoteVideoFrame). Throws when the layout cannot hold one more.
+    public func addCohost(key: String, userId: String = "", stream url: RTMPURL, hear: RTMPURL? = nil,
+                          hearOptions: RTMPPublishSink.Options = RTMPPublishSink.Options(),
+                          firstFrame: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) throws {
         let tokenProvider = self.tokenProvider
-        try add(key: key) { deliver in
-            StreamCohostInput(feed: CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: deliver, firstFrame: firstFrame))
+        let voices = self.voices
+        voices.add(key: key, userId: userId, hear: hear.map { HearPublisher(url: $0, options: hearOptions) })
+        do {
+            try add(key: key) { deliver in
+                StreamCohostInput(feed: CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: deliver,
+                                                         deliverAudio: { voices.push($0, key: key) }, firstFrame: firstFrame))
+            }
+        } catch {
+            voices.remove(key: key)
+            throw error
         }
     }
 
@@ -75,6 +93,7 @@ public final class HosterMix: @unchecked Sendable {
         compositor.removeCohost(index + 1)
         lock.unlock()
         feed.stop()
+        voices.remove(key: key)
     }
 
     /// Changes the template and options live (seed: setMixVideoModel: /
@@ -90,6 +109,7 @@ public final class HosterMix: @unchecked Sendable {
         let running = cohosts.map(\.feed)
         lock.unlock()
         running.forEach { $0.stop() }
+        voices.stop()
     }
 
     public var cohostCount: Int {

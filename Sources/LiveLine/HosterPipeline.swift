@@ -49,6 +49,7 @@ public final class HosterPipeline: @unchecked Sendable {
     /// Threads still running; the last one closes the sinks.
     private var runningWorkers = 0
     private var audioThread: Thread?
+    private var _captureZeroWallMicros: UInt64?
 
     private let lock = NSLock()
     private var _stats = PipelineStats()
@@ -175,6 +176,14 @@ public final class HosterPipeline: @unchecked Sendable {
         return copy
     }
 
+    /// The wall-clock time (µs since 1970) of the capture clock's zero: when the sources
+    /// started, the instant of video frame 0 and audio sample 0. Nil before `start`.
+    public var captureZeroWallMicros: UInt64? {
+        lock.lock()
+        defer { lock.unlock() }
+        return _captureZeroWallMicros
+    }
+
     /// The first error that stopped the pipeline, if any.
     public var error: Error? {
         lock.lock()
@@ -192,6 +201,9 @@ public final class HosterPipeline: @unchecked Sendable {
         do {
             try source?.start()
             try audioSource?.start()
+            lock.lock()
+            _captureZeroWallMicros = Clock.wallMicros()
+            lock.unlock()
         } catch {
             source?.stop()
             for sink in sinks { try? sink.close() }

@@ -25,6 +25,15 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// A co-host left (seed: onRTCCloseRemoteVideoRender(peerId, pubId, userId)); the
     /// hoster's layout reflows. H, G.
     case cohostClosed(peerId: String, pubId: String, userId: String, reason: String)
+    /// An audio line's co-host joined (seed: onRTCOpenRemoteAudioLine(peerId, pubId,
+    /// userId, userData)): as `cohostOpened`, on a line whose hoster lives in audio
+    /// mode. H, G.
+    case audioLineOpened(peerId: String, pubId: String, userId: String, userData: String)
+    /// An audio line's co-host left (seed: onRTCCloseRemoteAudioLine). H, G.
+    case audioLineClosed(peerId: String, pubId: String, userId: String, reason: String)
+    /// A co-host's voice level in the hoster's mix, 0–100, at most once per `showTime`
+    /// ms (seed: onRTCRemoteAudioActive(peerId, userId, level, showTime)). H.
+    case remoteAudioActive(peerId: String, userId: String, level: Int, showTime: Int)
     /// The hoster decoded the first frame of a co-host and mixes it from now on (seed:
     /// onRTCFirstRemoteVideoFrame(peerId, width, height)). H.
     case cohostFirstFrame(peerId: String, width: Int, height: Int)
@@ -72,6 +81,9 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .lineLeave: "lineLeave"
         case .cohostOpened: "cohostOpened"
         case .cohostClosed: "cohostClosed"
+        case .audioLineOpened: "audioLineOpened"
+        case .audioLineClosed: "audioLineClosed"
+        case .remoteAudioActive: "remoteAudioActive"
         case .cohostFirstFrame: "cohostFirstFrame"
         case .remoteAVStatus: "remoteAVStatus"
         case .message: "message"
@@ -103,10 +115,14 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("reason", .text(reason))]
         case .lineLeave(let code, let reason):
             [("code", .int(code.rawValue)), ("reason", .text(reason))]
-        case .cohostOpened(let peerId, let pubId, let userId, let userData):
+        case .cohostOpened(let peerId, let pubId, let userId, let userData),
+             .audioLineOpened(let peerId, let pubId, let userId, let userData):
             [("peerId", .text(peerId)), ("pubId", .text(pubId)), ("userId", .text(userId)), ("userData", .text(userData))]
-        case .cohostClosed(let peerId, let pubId, let userId, let reason):
+        case .cohostClosed(let peerId, let pubId, let userId, let reason),
+             .audioLineClosed(let peerId, let pubId, let userId, let reason):
             [("peerId", .text(peerId)), ("pubId", .text(pubId)), ("userId", .text(userId)), ("reason", .text(reason))]
+        case .remoteAudioActive(let peerId, let userId, let level, let showTime):
+            [("peerId", .text(peerId)), ("userId", .text(userId)), ("level", .int(level)), ("showTime", .int(showTime))]
         case .cohostFirstFrame(let peerId, let width, let height):
             [("peerId", .text(peerId)), ("width", .int(width)), ("height", .int(height))]
         case .remoteAVStatus(let peerId, let audio, let video):
@@ -153,8 +169,12 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .applicationResult: self = .applicationResult(code: code, peerId: peerId, reason: reason)
         case .hungUp: self = .hungUp(reason: reason)
         case .lineLeave: self = .lineLeave(code: code, reason: reason)
+        case .cohostOpened where event.audioLine == true:
+            self = .audioLineOpened(peerId: peerId, pubId: event.pubId ?? "", userId: userId, userData: event.userData ?? "")
         case .cohostOpened:
             self = .cohostOpened(peerId: peerId, pubId: event.pubId ?? "", userId: userId, userData: event.userData ?? "")
+        case .cohostClosed where event.audioLine == true:
+            self = .audioLineClosed(peerId: peerId, pubId: event.pubId ?? "", userId: userId, reason: reason)
         case .cohostClosed: self = .cohostClosed(peerId: peerId, pubId: event.pubId ?? "", userId: userId, reason: reason)
         case .remoteAVStatus: self = .remoteAVStatus(peerId: peerId, audio: event.audio ?? true, video: event.video ?? true)
         case .message:

@@ -107,12 +107,14 @@ public final class LineClient: @unchecked Sendable {
     /// `LineGate`). The same create from the same hoster on a new connection reclaims
     /// its line while the server still holds it. `maxCohosts`: the most co-hosts the
     /// hoster's mix shows (the line accepts no more; nil: the server's limit).
+    /// `audioLine`: the hoster lives in audio mode (its co-hosts push sound only, and
+    /// the co-host events say so).
     @discardableResult
     public func create(liveId: String, userId: String, userData: String = "", liveInfo: String = "", token: String? = nil,
-                       stream: String? = nil, lineKey: String? = nil, maxCohosts: Int? = nil,
+                       stream: String? = nil, lineKey: String? = nil, maxCohosts: Int? = nil, audioLine: Bool = false,
                        reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
-                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts), reply: reply)
+                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts, audioLine: audioLine ? true : nil), reply: reply)
     }
 
     /// acceptRTCLine: the reply's code is 0, or 602 when the line is full.

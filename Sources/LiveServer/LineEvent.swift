@@ -15,6 +15,7 @@ import LiveCore
 /// | `lineLeave` | code, reason | G: onRTCLineLeave (the hoster closed the line or is gone) |
 /// | `cohostOpened` | peerId, pubId, userId, userData; publishQuery to H | H, G: onRTCOpenRemoteVideoRender |
 /// | `cohostClosed` | peerId, pubId, userId, reason | H, G: onRTCCloseRemoteVideoRender |
+/// | (audio line) | `audioLine: true` on applicationResult, cohostOpened, cohostClosed | H, G: onRTCOpenRemoteAudioLine / onRTCCloseRemoteAudioLine |
 /// | `remoteAVStatus` | peerId, audio, video | H, G: onRTCRemoteAVStatus |
 /// | `message` | type, userId, userName, header, content | H, G: onRTCUserMessage |
 /// | `memberCount` | total | H, G: onRTCMemberListNotify |
@@ -59,6 +60,10 @@ public struct LineEvent: Codable, Equatable, Sendable {
     public var total: Int?
     /// For `tokenWillExpire`: seconds until the token expires.
     public var seconds: Int?
+    /// True in `applicationResult`, `cohostOpened` and `cohostClosed` of an audio line
+    /// (the create said so): the kits report its slots as audio lines
+    /// (onRTCOpenRemoteAudioLine / onRTCCloseRemoteAudioLine) and co-hosts push sound only.
+    public var audioLine: Bool?
 
     public init(_ event: Kind, id: Int? = nil, op: String? = nil, code: LiveCode? = nil, message: String? = nil,
                 reason: String? = nil, peerId: String? = nil, pubId: String? = nil, publishQuery: String? = nil,

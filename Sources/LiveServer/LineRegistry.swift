@@ -343,7 +343,8 @@ public struct LineRegistry: Sendable {
         }
         let maxCohosts = min(limits.maxCohosts, request.maxCohosts ?? limits.maxCohosts)
         rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: request.liveInfo ?? "", sequence: sequence,
-                                 maxCohosts: maxCohosts, hosterKey: requiresAdmission ? nil : request.lineKey)
+                                 maxCohosts: maxCohosts, hosterKey: requiresAdmission ? nil : request.lineKey,
+                                 audioLine: request.audioLine ?? false)
         return Self.lineResult(request, .ok, nil, to: participant) + [.send(LineEvent(.memberCount, total: 1), to: participant)]
     }
 

@@ -9,7 +9,7 @@ import LiveCore
 /// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token,
 ///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
 ///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine), `setMaxCohosts` (maxCohosts:
-///   what the mix shows after a template change)
+///   what the mix shows after a template change; audioLine: true for an audio line)
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
@@ -52,12 +52,16 @@ public struct LineRequest: Codable, Equatable, Sendable {
     /// then accepts no more (and never more than the server's own limit). nil at create:
     /// the server's limit.
     public var maxCohosts: Int?
+    /// create: true for an audio line (the hoster lives in audio mode, seed
+    /// ARLivingMediaModeAudio): co-hosts push sound only, and the line's members hear it
+    /// in `applicationResult`, `cohostOpened` and `cohostClosed`. nil or false: a video line.
+    public var audioLine: Bool?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,
                 userName: String? = nil, header: String? = nil, content: String? = nil,
                 audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil,
-                maxCohosts: Int? = nil) {
+                maxCohosts: Int? = nil, audioLine: Bool? = nil) {
         self.op = op
         self.id = id
         self.liveId = liveId
@@ -75,6 +79,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         self.stream = stream
         self.lineKey = lineKey
         self.maxCohosts = maxCohosts
+        self.audioLine = audioLine
     }
 
     /// The request as one JSON text message.

@@ -46,19 +46,23 @@ struct LineRoom: Sendable {
     /// Without tokens, the lineKey the hoster created the line with: a create with the
     /// same key (from the publisher holding it) reclaims the line.
     let hosterKey: String?
+    /// The hoster lives in audio mode: the co-host events say `audioLine`.
+    let audioLine: Bool
     private(set) var members: [LineParticipantID: Member] = [:]
     private(set) var applications: [Application] = []
     private(set) var cohosts: [Cohost] = []
     /// The member count changed since it was last sent (sent once per tick, not per change).
     private(set) var memberCountChanged = false
 
-    init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64, maxCohosts: Int, hosterKey: String? = nil) {
+    init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64, maxCohosts: Int, hosterKey: String? = nil,
+         audioLine: Bool = false) {
         self.liveId = liveId
         self.hoster = hoster.participant
         self.liveInfo = liveInfo
         self.sequence = sequence
         self.maxCohosts = maxCohosts
         self.hosterKey = hosterKey
+        self.audioLine = audioLine
         members[hoster.participant] = hoster
     }
 
@@ -214,8 +218,10 @@ struct LineRoom: Sendable {
         let cohost = Cohost(peerId: peerId, pubId: pubId, secret: secret, hearSecret: hearSecret, guest: application.guest)
         var reply = LineRegistry.reply(request, .ok, to: hoster)
         reply.action = .send(changed(reply.event!) { $0.peerId = peerId; $0.pubId = pubId })
-        var out = [reply, .send(LineEvent(.applicationResult, code: .ok, message: LiveCode.ok.message, peerId: peerId, pubId: pubId,
-                                          publishQuery: "line=\(secret)"), to: application.guest)]
+        var accepted = LineEvent(.applicationResult, code: .ok, message: LiveCode.ok.message, peerId: peerId, pubId: pubId,
+                                 publishQuery: "line=\(secret)")
+        accepted.audioLine = audioLine ? true : nil
+        var out = [reply, .send(accepted, to: application.guest)]
         // The hoster's copy carries the hear stream's publish query; the other co-hosts'
         // the pubId; the audience's neither.
         let others = others(than: application.guest).filter { $0 != hoster }
@@ -273,7 +279,10 @@ struct LineRoom: Sendable {
         if notifyGuest { out.append(.send(LineEvent(.hungUp, reason: reason, peerId: cohost.peerId), to: guest)) }
         let userId = members[guest]?.userId
         out += tellOthers(than: guest) { withPubId in
-            LineEvent(.cohostClosed, reason: reason, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil, userId: userId)
+            var closed = LineEvent(.cohostClosed, reason: reason, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil,
+                                   userId: userId)
+            closed.audioLine = audioLine ? true : nil
+            return closed
         }
         return out + [LineDelivery(to: [], .endStream(pubId: cohost.pubId))]
     }
@@ -288,8 +297,10 @@ struct LineRoom: Sendable {
 
     private func opened(_ cohost: Cohost, withPubId: Bool) -> LineEvent {
         let member = members[cohost.guest]
-        return LineEvent(.cohostOpened, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil, userId: member?.userId,
-                         userData: member?.userData)
+        var event = LineEvent(.cohostOpened, peerId: cohost.peerId, pubId: withPubId ? cohost.pubId : nil, userId: member?.userId,
+                              userData: member?.userData)
+        event.audioLine = audioLine ? true : nil
+        return event
     }
 
     /// The hoster learns where to publish what the co-host hears (its hear stream).

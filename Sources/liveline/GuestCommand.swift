@@ -72,12 +72,24 @@ enum GuestCommand: Command {
           --size WxH           co-host picture size (default 640x360)
           --fps N              co-host frame rate (default 30)
           --bitrate KBPS       co-host bitrate (default 800)
+          --audio-source SPEC  the co-host's sound, as host's --audio-source: tone |
+                               tone:HZ | silence | none | file:PATH | alsa:DEVICE |
+                               pulse:NAME (default: what --source brings; with test,
+                               the 440 Hz tone with its 3 kHz beep each second)
           --mute               the co-host push starts with its sound off (silence in
-                               the track; the room is told)
+                               the track; the room is told); stdin takes mute | unmute
+                               while co-hosting
           --no-play            do not play RTMP_URL (only co-host); the co-host push's
                                figures print once a second and as a final summary, as
                                host prints its own (JSON lines with --stats json)
           --say TEXT           send a message to the room after joining
+          While co-hosting, what the guest hears (--wav, --pcm, the level events and the
+          summary's audio figures) is its hear stream: the hoster's mix of everyone but
+          this co-host, so its own voice never comes back late; --record and --out keep
+          RTMP_URL as received. With --stats json, a {"event":"beepHeard","ptsMicros":…,
+          "wallMicros":…} line for each marker beep (3 kHz) heard on it: with the
+          hoster's captureClock line, the mouth-to-ear delay. On an audio line (the
+          hoster's --mode audio) the co-host pushes sound only.
         \(LineOptions.help)
         \(TokenOption.help)
         With --no-play the run also ends when the hoster hangs up or closes the line
@@ -111,7 +123,7 @@ enum GuestCommand: Command {
         let say = try arguments.value("--say")
         var cohost = Guest.Options().cohost
         if !apply {
-            try arguments.reject(["--source", "--size", "--fps", "--bitrate", "--mute"],
+            try arguments.reject(["--source", "--size", "--fps", "--bitrate", "--mute", "--audio-source"],
                                  without: "--apply (it describes what a co-host publishes)")
         }
         if lineId == nil, !apply { try arguments.reject(LineOptions.names, without: "--line or --apply") }
@@ -119,6 +131,7 @@ enum GuestCommand: Command {
         if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
         if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
         if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
+        if let spec = try HosterOptions.audioSource(&arguments) { cohost.audioSource = spec }
         let muted = arguments.flag("--mute")
         let tokenProvider = try TokenOption.parse(&arguments)
         let lineOptions = lineId != nil || apply
@@ -205,7 +218,7 @@ struct GuestSession {
             report.failedAtStart(error, configuration: configuration)
             throw error
         }
-        try line?.start()
+        try line?.start(playing: pipeline)
         var previous = pipeline.stats
         var previousTime = started
         var failure: Error?
@@ -370,6 +383,8 @@ struct GuestReport: Sendable {
             emitJSON(jsonLine(["event": event.name, "sampleRate": sampleRate, "channels": channels]))
         case .hosterAudioActive(let level, let showTime):
             emitJSON(jsonLine(["event": event.name, "level": level, "showTime": showTime]))
+        case .beepHeard(let pts, let wall):
+            emitJSON(jsonLine(["event": event.name, "ptsMicros": Int(pts), "wallMicros": Int(wall)]))
         case .buffering(let percent):
             emitJSON(jsonLine(["event": event.name, "percent": percent]))
         case .reconnecting(let times):

@@ -79,12 +79,31 @@ final class GuestLineRole: @unchecked Sendable {
         return _pushStatus
     }
 
-    func start() throws {
+    /// `pipeline`: the one playing RTMP_URL, whose heard sound switches to the hear
+    /// stream while co-hosting.
+    func start(playing pipeline: GuestPipeline? = nil) throws {
+        guest.setPlayingPipeline(pipeline)
         // The push starts muted; the room hears it once the guest co-hosts.
         if muted { guest.setLocalAudioEnable(false) }
+        if apply { readCommands() }
         try guest.joinLine(server: server, liveId: options.liveId, userId: options.userId, userData: options.userData)
         if let say { guest.sendMessage(userName: options.userId, content: say) }
         if apply { guest.applyLine() }
+    }
+
+    /// `mute` and `unmute` on stdin switch the co-host push's sound (as host's).
+    private func readCommands() {
+        let guest = self.guest
+        Thread.detachNewThread {
+            while let text = readLine() {
+                switch text.trimmingCharacters(in: .whitespaces) {
+                case "mute": guest.setLocalAudioEnable(false)
+                case "unmute": guest.setLocalAudioEnable(true)
+                case "": continue
+                default: printError("commands: mute | unmute")
+                }
+            }
+        }
     }
 
     /// Hangs up (withdraws or leaves co-hosting) and leaves the room.

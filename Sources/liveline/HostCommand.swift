@@ -59,14 +59,20 @@ enum HostCommand: Command {
                                tokens opens it only for the publisher of the stream
                                named LIVE_ID (the push gets a random ?lineKey= to prove
                                it); a line refused ends the run with 3, one that
-                               cannot be reached or is lost with 1
+                               cannot be reached or is lost with 1. Every co-host's
+                               voice is mixed into the stream's sound, and each co-host
+                               is sent the mix of everyone but itself (its hear stream)
           --accept MODE        auto (or all): accept every applicant; none: reject every
                                one; manual (default): print each application and read
                                commands from stdin: accept PEER | reject PEER |
                                hangup PEER | say TEXT | template NAME | close; once
                                stdin is closed (< /dev/null), applicants are rejected
           --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes;
-                               strict JSON when it starts with { or [, else shown as text)
+                               strict JSON when it starts with { or [, else shown as text);
+                               default: {"hlsUrl":"","hosterName":USER,"isAudioLive":0|1,
+                               "isLiveLandscape":0|1,"liveTopic":LIVE_ID,"rtmpUrl":PULL_URL}
+                               (isAudioLive 1 with --mode audio: an audio line, whose
+                               co-hosts push sound only; PULL_URL without its query)
         \(LineOptions.help)
         \(TokenOption.help)
         Encoding:
@@ -93,9 +99,16 @@ enum HostCommand: Command {
                                "showTime":MS}, none while muted), mute and unmute
                                ({"event":"audio","enabled":false}), the
                                line's events ({"event":"application","peerId":...},
-                               "cohostOpened", "cohostFirstFrame", "refused", ...) and a
-                               final {"event":"summary",...}; otherwise a status line on
-                               stderr (rewritten in place on a terminal)
+                               "cohostOpened", "cohostFirstFrame", "refused", ...; on an
+                               audio line "audioLineOpened" / "audioLineClosed"), each
+                               co-host's voice level ({"event":"remoteAudioActive",
+                               "peerId":...,"userId":...,"level":N,"showTime":MS}, every
+                               --level-ms), with --line the capture clock's zero at the
+                               start ({"event":"captureClock","zeroWallMicros":µs since 1970:
+                               audio sample 0, for the mouth-to-ear delay with a co-host's
+                               beepHeard lines) and a final {"event":"summary",...};
+                               otherwise a status line on stderr (rewritten in place on
+                               a terminal)
           --help               show this text
         """
 
@@ -140,7 +153,8 @@ struct HosterOptions {
     /// `--line LIVE_ID`: the co-host line to open.
     var line: LineOptions?
     var accept = AcceptMode.manual
-    var liveInfo = ""
+    /// `--live-info`; nil: the seed's liveData from the run's own settings (`defaultLiveInfo`).
+    var liveInfo: String?
     /// `--mute`: the sound starts off.
     var muted = false
 
@@ -238,14 +252,7 @@ struct HosterOptions {
             }
             c.livingMediaMode = parsed
         }
-        if let spec = try arguments.value("--audio-source") {
-            do {
-                _ = try AudioSourceSpec(parsing: spec)
-            } catch let error as LiveError {
-                throw UsageError("--audio-source: \(error.detail)")
-            }
-            c.audioSource = spec
-        }
+        if let spec = try audioSource(&arguments) { c.audioSource = spec }
         if let kbps = try arguments.int("--audio-bitrate", in: 8...512) { c.audioBitrateKbps = kbps }
         if let ms = try arguments.int("--level-ms", in: 50...10_000) { c.audioLevelIntervalMilliseconds = ms }
         if c.livingMediaMode == .audio {
@@ -257,6 +264,17 @@ struct HosterOptions {
                 throw UsageError("--mode audio: \(error.detail)")
             }
         }
+    }
+
+    /// `--audio-source SPEC`, checked (the host's sound, and a co-host's in `guest --apply`).
+    static func audioSource(_ arguments: inout Arguments) throws -> String? {
+        guard let spec = try arguments.value("--audio-source") else { return nil }
+        do {
+            _ = try AudioSourceSpec(parsing: spec)
+        } catch let error as LiveError {
+            throw UsageError("--audio-source: \(error.detail)")
+        }
+        return spec
     }
 
     /// `--min-bitrate` and `--max-bitrate`: the adaptive bitrate's bounds, which must hold

@@ -78,6 +78,11 @@ struct HosterSession {
             throw error
         }
         report.note(Self.audioNote(hoster: hoster, configuration: options.configuration, muted: options.muted))
+        // On a line, the wall-clock time of the capture clock's zero (audio sample 0): with a
+        // co-host's beepHeard lines, the mouth-to-ear delay.
+        if json, options.line != nil, let zero = hoster.captureClockZeroWallMicros {
+            printLine(jsonLine(["event": "captureClock", "zeroWallMicros": Int(zero)]))
+        }
         let lineFailure = LineFailure()
         var lineRole: HostLineRole?
         if let line = options.line, let lineServer {
@@ -85,7 +90,8 @@ struct HosterSession {
             role.start()
             lineRole = role
             try hoster.createLine(server: lineServer, liveId: line.liveId, userId: line.userId,
-                                  userData: line.userData, liveInfo: options.liveInfo)
+                                  userData: line.userData,
+                                  liveInfo: options.liveInfo ?? Self.defaultLiveInfo(options, liveId: line.liveId, userId: line.userId))
         }
         HostCommands(hoster: hoster, line: lineRole?.accept == .manual ? lineRole : nil, report: report).start()
         defer { hoster.closeLine() }
@@ -121,6 +127,18 @@ struct HosterSession {
 
 extension HosterSession {
     /// The startup line about the sound: what is sent, or that there is none.
+    /// The seed's liveData for the living list when `--live-info` is not given: the pull
+    /// URL without its query (no secrets), the live id as topic, orientation, audio
+    /// mode and the hoster's user id. Strict JSON, keys sorted.
+    static func defaultLiveInfo(_ options: HosterOptions, liveId: String, userId: String) -> String {
+        let c = options.configuration
+        let pull = options.url.map { "rtmp://\($0.host):\($0.port)/\($0.app)/\($0.streamName)" } ?? ""
+        let info: [String: Any] = ["rtmpUrl": pull, "hlsUrl": "", "liveTopic": liveId, "isLiveLandscape": c.width > c.height ? 1 : 0,
+                                   "isAudioLive": c.livingMediaMode == .audio ? 1 : 0, "hosterName": userId]
+        let data = (try? JSONSerialization.data(withJSONObject: info, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
     static func audioNote(hoster: Hoster, configuration c: HosterConfiguration, muted: Bool) -> String {
         guard let name = hoster.audioSourceName else { return "audio: none (video only)" }
         let layout = c.audioChannels == 2 ? "stereo" : "mono"
@@ -199,7 +217,13 @@ struct HostLineRole {
     func start() {
         let (hoster, accept, json, failure, answers) = (hoster, accept, json, failure, answers)
         hoster.onLineEvent = { event in
-            if json { printLine(lineEventJSON(event)) } else { printError(lineEventText(event)) }
+            if json {
+                printLine(lineEventJSON(event))
+            } else if case .remoteAudioActive = event {
+                // Twice a second per co-host: JSON lines only, as the local level.
+            } else {
+                printError(lineEventText(event))
+            }
             // A line refused or lost ends the run with an error, never silently.
             switch event {
             case .lineResult(let code, let message) where code != .ok:

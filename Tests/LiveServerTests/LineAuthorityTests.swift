@@ -267,6 +267,30 @@ struct LineAuthorityTests {
         #expect(h.registry.playRefusal(streamName: hear1, query: cohostQuery, userId: nil, checksUsers: false) != nil)
     }
 
+    @Test("an audio line: the create's audioLine reaches the accepted co-host, every cohostOpened and cohostClosed; a video line's events carry none")
+    func audioLine() throws {
+        let request = try LineRequest.parse(#"{"op":"create","liveId":"room","userId":"host","audioLine":true}"#).get()
+        #expect(request.audioLine == true)
+        #expect((try? LineRequest.parse(#"{"op":"create","liveId":"room","audioLine":"yes"}"#).get()) == nil)
+        var h = H()
+        h.send(h.hoster, request)
+        for n in 1...3 { h.send(H.guest(UInt64(n)), LineRequest(op: .join, liveId: "room", userId: "g\(n)")) }
+        let (peer1, _) = try h.cohost(1)
+        #expect(h.event(H.guest(1), .applicationResult)?.audioLine == true)
+        let peer2 = try h.apply(2)
+        h.send(h.hoster, LineRequest(op: .accept, peerId: peer2))
+        for who in [h.hoster, H.guest(1), H.guest(3)] { #expect(h.event(who, .cohostOpened)?.audioLine == true, "\(who)") }
+        h.send(h.hoster, LineRequest(op: .hangup, peerId: peer1))
+        for who in [h.hoster, H.guest(2), H.guest(3)] { #expect(h.event(who, .cohostClosed)?.audioLine == true, "\(who)") }
+
+        var video = H()
+        video.open(guests: 2)
+        _ = try video.cohost(1)
+        #expect(video.event(H.guest(1), .applicationResult)?.audioLine == nil)
+        #expect(video.event(video.hoster, .cohostOpened)?.audioLine == nil)
+        #expect(!(video.event(video.hoster, .cohostOpened)?.jsonText.contains("audioLine") ?? true))
+    }
+
     @Test("a co-host that leaves or disconnects has its stream ended")
     func cohostStreamEnded() throws {
         var h = H()
