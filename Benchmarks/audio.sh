@@ -11,10 +11,17 @@
 #   (3) Mixing four 48 kHz stereo voices (audio-bench mix): µs per 10 ms block through the
 #       mix-minus path (the program + one mix-minus per voice) and for the program mix alone.
 #       Target ≤ 50 µs.
+#   (4) Mouth-to-ear between co-hosts: a hoster (test pattern and tone, a line with
+#       --accept auto) and a co-host guest on its own tone, through the LiveLine server;
+#       the hoster's captureClock line gives the wall-clock time of its capture clock's
+#       zero, the co-host's beepHeard lines the wall-clock time each marker beep of the
+#       hoster reached its decoded (heard) audio; delay = arrival - (zero + k s), p50 / p95
+#       over $M2E_SECONDS s. Target p95 ≤ 150 ms.
 # Prints the commands it runs, each program's own output, then a small table.
 #
 # Usage: Benchmarks/audio.sh        (from anywhere)
 #   AV_SECONDS=60      seconds of play per server in (1)
+#   M2E_SECONDS=60     seconds of co-hosting in (4)
 #   AUDIO_SECONDS=600  seconds of audio encoded by each side in (2)
 #   MIX_SECONDS=60     seconds of audio mixed in (3)
 #   RUNS=3             runs of each side in (2); the least CPU counts
@@ -26,6 +33,7 @@ source Benchmarks/common.sh
 ./scripts/setup
 
 AV_SECONDS=${AV_SECONDS:-60}
+M2E_SECONDS=${M2E_SECONDS:-60}
 AUDIO_SECONDS=${AUDIO_SECONDS:-600}
 MIX_SECONDS=${MIX_SECONDS:-60}
 RUNS=${RUNS:-3}
@@ -111,6 +119,41 @@ for name, path in zip(["LiveLine server", "nginx-rtmp"], sys.argv[1:]):
 PY
 )
 
+echo "== (4) mouth-to-ear, hoster -> LiveLine server -> co-host, $M2E_SECONDS s"
+m2e_url="rtmp://127.0.0.1:$rtmp_port/live/m2e"
+host_cmd=("$BIN/liveline" host "$m2e_url" --source test --size 640x360 --line m2e --accept auto --stats json
+          --duration $((M2E_SECONDS + 8)))
+cohost_cmd=("$BIN/liveline" guest "$m2e_url" --apply --source color:blue --size 320x180 --audio-source tone:1100
+            --stats json --duration $((M2E_SECONDS + 4)))
+show "${host_cmd[@]}"
+"${host_cmd[@]}" </dev/null >"$work/m2e.host" 2>"$work/m2e.host.err" &
+m2e_host=$!
+sleep 2
+show "${cohost_cmd[@]}"
+"${cohost_cmd[@]}" </dev/null >"$work/m2e.cohost" 2>"$work/m2e.cohost.err" || { cat "$work/m2e.cohost.err" >&2; exit 1; }
+kill -INT "$m2e_host" 2>/dev/null || true
+wait "$m2e_host" || true
+m2e_row=$(python3 - "$work/m2e.host" "$work/m2e.cohost" <<'PY'
+import json, sys
+def lines(path):
+    for line in open(path):
+        try:
+            yield json.loads(line)
+        except ValueError:
+            pass
+zero = next((l["zeroWallMicros"] for l in lines(sys.argv[1]) if l.get("event") == "captureClock"), None)
+beeps = [l["wallMicros"] for l in lines(sys.argv[2]) if l.get("event") == "beepHeard"]
+if zero is None or not beeps:
+    print(f"{'(4) mouth-to-ear hoster -> co-host, p50 / p95':52} {'no beeps heard':22}")
+    sys.exit()
+# Beeps are a second apart: each arrival's delay past the last whole second of the hoster's clock.
+delays = sorted(((b - zero) % 1_000_000) / 1000 for b in beeps[2:] or beeps)
+p = lambda q: delays[min(len(delays) - 1, int(q * len(delays)))]
+verdict = "met" if p(0.95) <= 150 else "NOT met"
+print(f"{'(4) mouth-to-ear hoster -> co-host, p50 / p95':52} {f'{p(0.5):.0f} / {p(0.95):.0f} ms ({len(delays)} beeps)':22} <= 150 ms: {verdict}")
+PY
+)
+
 echo "== (2) LiveLine: tone → AAC, $AUDIO_SECONDS s of 48 kHz stereo audio, as fast as it goes"
 best_cpu "$BIN/audio-bench" encode --seconds "$AUDIO_SECONDS" --bitrate 96
 ours_cpu=$best
@@ -140,3 +183,4 @@ awk -v ours="${ours_cpu%% *}" -v ff="${ffmpeg_cpu%% *}" -v secs="$AUDIO_SECONDS"
            "<= 50 us: " (minus <= 50 ? "met" : "NOT met")
     printf "%-52s %-22s\n", "    program mix alone, per 10 ms", sprintf("%.2f us", program)
 }'
+echo "$m2e_row"
