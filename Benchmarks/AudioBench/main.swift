@@ -1,8 +1,11 @@
 // The audio path's cost, for Benchmarks/audio.sh (which runs ffmpeg beside it):
 //
-//   audio-bench encode --seconds N [--bitrate KBPS]
+//   audio-bench encode --seconds N [--bitrate KBPS] [--signal test|sine]
 //       LiveLine's tone (48 kHz stereo, ToneSource not paced) → AAC (AACEncoder) for N
-//       seconds of audio as fast as it goes; prints the CPU time it took.
+//       seconds of audio as fast as it goes; prints the CPU time it took. The signal is
+//       the test source's (440 Hz at -12 dBFS with its 3 kHz marker beeps; the default)
+//       or ffmpeg's lavfi `sine` (440 Hz at 1/8 amplitude, no beeps): the encoder's work
+//       depends on what it encodes.
 //   audio-bench mix --voices V --seconds N
 //       V voices of 48 kHz stereo in 10 ms blocks through AudioMixMinus (the program and
 //       one mix-minus per voice), through AudioMixer alone (the program only), and with
@@ -16,7 +19,7 @@ import LiveCore
 import LiveMix
 
 let usage = """
-    usage: audio-bench encode --seconds N [--bitrate KBPS]
+    usage: audio-bench encode --seconds N [--bitrate KBPS] [--signal test|sine]
            audio-bench mix [--voices V] --seconds N
     """
 
@@ -53,8 +56,10 @@ func cpuSeconds() -> (user: Double, system: Double) {
     return (seconds(usage.ru_utime), seconds(usage.ru_stime))
 }
 
-func encode(seconds: Int, bitrateKbps: Int) throws {
-    let source = ToneSource(generator: ToneGenerator(sampleRate: 48000, channelCount: 2), realTime: false)
+func encode(seconds: Int, bitrateKbps: Int, lavfiSine: Bool) throws {
+    let generator = lavfiSine ? ToneGenerator(sampleRate: 48000, channelCount: 2, amplitude: 0.125, markers: false)
+        : ToneGenerator(sampleRate: 48000, channelCount: 2)
+    let source = ToneSource(generator: generator, realTime: false)
     let encoder = try AACEncoder(sampleRate: 48000, channelCount: 2, bitrateKbps: bitrateKbps)
     let total = Int64(seconds) * 48000
     var samples: Int64 = 0
@@ -78,8 +83,9 @@ func encode(seconds: Int, bitrateKbps: Int) throws {
     let wall = Double(Clock.monotonicMicros() - start) / 1_000_000
     let cpuAfter = cpuSeconds()
     let user = cpuAfter.user - cpuBefore.user, system = cpuAfter.system - cpuBefore.system
-    print(String(format: "encode: %d s of 48000 Hz stereo tone → AAC-LC %d kbit/s: %d packets, %d bytes (%.1f kbit/s)",
-                 seconds, bitrateKbps, packets, bytes, Double(bytes) * 8 / Double(seconds) / 1000))
+    print(String(format: "encode: %d s of 48000 Hz stereo %@ → AAC-LC %d kbit/s: %d packets, %d bytes (%.1f kbit/s)",
+                 seconds, lavfiSine ? "sine (as lavfi's)" : "test tone", bitrateKbps, packets, bytes,
+                 Double(bytes) * 8 / Double(seconds) / 1000))
     print(String(format: "encode loop: cpu %.3f s (user %.3f, sys %.3f), wall %.3f s, %.0fx real time",
                  user + system, user, system, wall, Double(seconds) / max(wall, 1e-9)))
     print(String(format: "RESULT encode_loop_cpu_seconds=%.4f", user + system))
@@ -140,9 +146,16 @@ let arguments = CommandLine.arguments.dropFirst()
 do {
     switch arguments.first {
     case "encode":
-        let values = options(arguments.dropFirst(), allowed: ["--seconds": 1...86_400, "--bitrate": 8...512])
+        var rest = Array(arguments.dropFirst())
+        var lavfiSine = false
+        if let at = rest.firstIndex(of: "--signal") {
+            guard at + 1 < rest.count, ["test", "sine"].contains(rest[at + 1]) else { usageError("--signal takes test or sine") }
+            lavfiSine = rest[at + 1] == "sine"
+            rest.removeSubrange(at...(at + 1))
+        }
+        let values = options(rest[...], allowed: ["--seconds": 1...86_400, "--bitrate": 8...512])
         guard let seconds = values["--seconds"] else { usageError("encode needs --seconds N") }
-        try encode(seconds: seconds, bitrateKbps: values["--bitrate"] ?? 96)
+        try encode(seconds: seconds, bitrateKbps: values["--bitrate"] ?? 96, lavfiSine: lavfiSine)
     case "mix":
         let values = options(arguments.dropFirst(), allowed: ["--seconds": 1...86_400, "--voices": 1...16])
         guard let seconds = values["--seconds"] else { usageError("mix needs --seconds N") }
