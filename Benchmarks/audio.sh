@@ -81,17 +81,7 @@ bench_workspace
 
 # (1) A/V sync glass to glass through each server, the guest started first so that all it
 # presents is live.
-rtmp_port=$(free_port); http_port=$(free_port)
-show "$BIN/liveline" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port"
-"$BIN/liveline" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port" >"$work/serve.out" 2>"$work/serve.err" &
-pids+=($!)
-for _ in $(seq 100); do grep -q '^ready' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
-nginx_port=$(free_port)
-nginx_rtmp_conf "$work/nginx" "$nginx_port" 1024
-show nginx -p "$work/nginx" -c "$work/nginx/nginx.conf"
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
-pids+=($!)
-sleep 0.5
+start_relays "$BIN/liveline"
 
 av_sync() {  # name url: the guest's summary line into $work/name.summary
   local name=$1 url=$2

@@ -8,6 +8,9 @@
 #   nginx_rtmp_conf DIR PORT CONNECTIONS
 #                          writes DIR/nginx.conf: nginx-rtmp with 1 worker, live on,
 #                          chunk size 4096, listening on 127.0.0.1:PORT
+#   start_relays LIVELINE  in $work (bench_workspace first): `LIVELINE serve` on
+#                          $rtmp_port / $http_port and nginx-rtmp on $nginx_port, both
+#                          ready when it returns, both stopped on exit
 
 show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
 
@@ -49,4 +52,19 @@ error_log $dir/logs/error.log warn;
 events { worker_connections $connections; }
 rtmp { server { listen 127.0.0.1:$port; chunk_size 4096; application live { live on; } } }
 CONF
+}
+
+start_relays() {
+  local bin=$1
+  rtmp_port=$(free_port); http_port=$(free_port)
+  show "$bin" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port"
+  "$bin" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port" >"$work/serve.out" 2>"$work/serve.err" &
+  pids+=($!)
+  for _ in $(seq 100); do grep -q '^ready' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+  nginx_port=$(free_port)
+  nginx_rtmp_conf "$work/nginx" "$nginx_port" 1024
+  show nginx -p "$work/nginx" -c "$work/nginx/nginx.conf"
+  nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
+  pids+=($!)
+  sleep 0.5
 }

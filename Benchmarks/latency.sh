@@ -22,20 +22,8 @@ bin=$scratch/release/liveline
 bench_workspace
 
 
-# LiveLine's server.
-rtmp_port=$(free_port); http_port=$(free_port)
-show "$bin" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port"
-"$bin" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port" >"$work/serve.out" 2>"$work/serve.err" &
-pids+=($!)
-for _ in $(seq 100); do grep -q '^ready' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
-
-# nginx-rtmp, one worker.
-nginx_port=$(free_port)
-nginx_rtmp_conf "$work/nginx" "$nginx_port" 1024
-show nginx -p "$work/nginx" -c "$work/nginx/nginx.conf"
-nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
-pids+=($!)
-sleep 0.5
+# LiveLine's server and nginx-rtmp (one worker).
+start_relays "$bin"
 
 measure() {  # name url
   # The guest starts first and waits for the stream, so every frame it decodes is live

@@ -568,29 +568,9 @@ public final class GuestPipeline: @unchecked Sendable {
                         failure = error
                         break loop
                     }
-                } catch let error as PCMWriter.Error {
-                    if case .readerClosed = error {
-                        reason = .stopped
-                    } else {
-                        reason = .failed
-                        failure = error
-                    }
-                    break loop
-                } catch let error as OutError {
-                    if error.readerClosed {
-                        reason = .stopped
-                    } else {
-                        reason = .failed
-                        failure = error
-                    }
-                    break loop
-                } catch let error as Y4MWriter.Error {
-                    if case .readerClosed = error {
-                        reason = .stopped
-                    } else {
-                        reason = .failed
-                        failure = error
-                    }
+                } catch let error as ReaderClosing where error.readerClosed {
+                    // The reader of a standard-output output went away (| head): a stop, not a failure.
+                    reason = .stopped
                     break loop
                 } catch {
                     reason = .failed
@@ -683,7 +663,7 @@ public final class GuestPipeline: @unchecked Sendable {
 
     /// A failed `--out` write. Unlike the recording, it ends the run (it is the output
     /// asked for), as a stop when the reader of standard output went away.
-    struct OutError: Swift.Error, CustomStringConvertible {
+    struct OutError: Swift.Error, CustomStringConvertible, ReaderClosing {
         let path: String
         let cause: Swift.Error
 
@@ -921,4 +901,17 @@ public final class GuestPipeline: @unchecked Sendable {
         onEvent?(.closed(code))
         finished.signal()
     }
+}
+
+/// An output's error that may say its reader went away (EPIPE on standard output).
+protocol ReaderClosing: Swift.Error {
+    var readerClosed: Bool { get }
+}
+
+extension PCMWriter.Error: ReaderClosing {
+    var readerClosed: Bool { if case .readerClosed = self { true } else { false } }
+}
+
+extension Y4MWriter.Error: ReaderClosing {
+    var readerClosed: Bool { if case .readerClosed = self { true } else { false } }
 }

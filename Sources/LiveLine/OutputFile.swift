@@ -27,4 +27,13 @@ enum OutputFile {
             throw LiveError(.invalidParams, "\(what) '\(path)' cannot be written in '\(folder)': \(String(cString: strerror(errno)))")
         }
     }
+
+    /// Opens `path` for writing, truncating it, or standard output for "-" (then
+    /// `owned` is false: not closed by the writer). nil when it cannot be opened, with
+    /// `errno` telling why.
+    static func openForWriting(_ path: String) -> (fd: Int32, owned: Bool)? {
+        guard path != "-" else { return (STDOUT_FILENO, false) }
+        let opened = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        return opened >= 0 ? (opened, true) : nil
+    }
 }

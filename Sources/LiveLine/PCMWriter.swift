@@ -57,15 +57,8 @@ public final class PCMWriter {
     public init(path: String, format: Format) throws {
         self.path = path
         self.format = format
-        if path == "-" {
-            fd = STDOUT_FILENO
-            ownsDescriptor = false
-        } else {
-            let opened = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard opened >= 0 else { throw Error.open(path: path, errno: errno) }
-            fd = opened
-            ownsDescriptor = true
-        }
+        guard let output = OutputFile.openForWriting(path) else { throw Error.open(path: path, errno: errno) }
+        (fd, ownsDescriptor) = output
     }
 
     deinit {
