@@ -1,12 +1,33 @@
 /// The body of an RTMP audio message: an FLV AUDIODATA tag body (FLV spec v10.1
-/// §E.4.2.1), with the AACAUDIODATA of AAC (§E.4.2.2). LiveLine publishes video only
-/// but reads and relays audio from ffmpeg and other publishers.
+/// §E.4.2.1), with the AACAUDIODATA of AAC (§E.4.2.2). LiveLine publishes and plays
+/// AAC; the relay relays every format.
 public struct FLVAudioTag: Equatable, Sendable {
     /// SoundFormat values LiveLine names (the high nibble).
     public enum SoundFormat {
         public static let mp3: UInt8 = 2
         public static let aac: UInt8 = 10
         public static let speex: UInt8 = 11
+
+        /// The names of the SoundFormat values (§E.4.2.1), lower case as ffprobe spells
+        /// codecs where it can ("aac", "mp3", "speex", "g711_alaw", …; "format N" otherwise).
+        public static func name(_ format: UInt8) -> String {
+            switch format {
+            case 0: "pcm"
+            case 1: "adpcm"
+            case 2: "mp3"
+            case 3: "pcm_le"
+            case 4: "nellymoser_16k"
+            case 5: "nellymoser_8k"
+            case 6: "nellymoser"
+            case 7: "g711_alaw"
+            case 8: "g711_mulaw"
+            case 10: "aac"
+            case 11: "speex"
+            case 14: "mp3_8k"
+            case 15: "device_specific"
+            default: "format \(format)"
+            }
+        }
     }
 
     /// AACPacketType.

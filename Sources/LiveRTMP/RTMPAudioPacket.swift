@@ -92,18 +92,4 @@ public enum RTMPAudioMessage: Equatable, Sendable {
             self = .frame(tag.data)
         }
     }
-
-    /// A name for a SoundFormat in messages.
-    public static func formatName(_ soundFormat: UInt8) -> String {
-        switch soundFormat {
-        case 0, 3: "linear PCM"
-        case 1: "ADPCM"
-        case FLVAudioTag.SoundFormat.mp3, 14: "MP3"
-        case 4, 5, 6: "Nellymoser"
-        case 7: "G.711 A-law"
-        case 8: "G.711 mu-law"
-        case FLVAudioTag.SoundFormat.speex: "Speex"
-        default: "sound format \(soundFormat)"
-        }
-    }
 }

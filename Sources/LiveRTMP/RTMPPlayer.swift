@@ -269,7 +269,7 @@ public final class RTMPPlayer: @unchecked Sendable {
             received(upTo: pts)
             onEvent?(.audio(RTMPAudioPacket(data: data, pts: MediaTime(milliseconds: pts), receivedMicros: Clock.monotonicMicros())))
         case .unsupported(let format):
-            ignoreAudio("\(RTMPAudioMessage.formatName(format)) audio is not played (AAC only); it is ignored")
+            ignoreAudio("\(FLVAudioTag.SoundFormat.name(format)) audio is not played (AAC only); it is ignored")
         case .empty:
             break
         }

@@ -28,7 +28,7 @@ public struct StreamAudioFormat: Equatable, Sendable {
     /// `aacHeader` is the payload of its sequence header (nil: none seen yet).
     public init(tagByte: UInt8, aacHeader: [UInt8]?) {
         let format = tagByte >> 4
-        codec = Self.name(ofSoundFormat: format)
+        codec = FLVAudioTag.SoundFormat.name(format)
         if format == FLVAudioTag.SoundFormat.aac {
             let config = aacHeader.flatMap { header in
                 try? AACAudioSpecificConfig(parsing: Array(header.dropFirst(2).prefix(Self.maxConfigBytes)))
@@ -45,26 +45,6 @@ public struct StreamAudioFormat: Equatable, Sendable {
         case 11: sampleRate = 16000
         case 7, 8: sampleRate = 8000
         default: sampleRate = [5512, 11025, 22050, 44100][Int((tagByte >> 2) & 3)]
-        }
-    }
-
-    /// FLV SoundFormat names (§E.4.2.1), lower case as ffprobe spells codecs where it can.
-    static func name(ofSoundFormat format: UInt8) -> String {
-        switch format {
-        case 0: "pcm"
-        case 1: "adpcm"
-        case 2: "mp3"
-        case 3: "pcm_le"
-        case 4: "nellymoser_16k"
-        case 5: "nellymoser_8k"
-        case 6: "nellymoser"
-        case 7: "g711_alaw"
-        case 8: "g711_mulaw"
-        case 10: "aac"
-        case 11: "speex"
-        case 14: "mp3_8k"
-        case 15: "device_specific"
-        default: "format \(format)"
         }
     }
 }

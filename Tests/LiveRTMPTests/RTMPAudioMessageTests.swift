@@ -28,7 +28,7 @@ struct RTMPAudioMessageTests {
     @Test("MP3 and Speex are unsupported, not errors", arguments: [FLVAudioTag.SoundFormat.mp3, FLVAudioTag.SoundFormat.speex])
     func otherCodecs(format: UInt8) throws {
         #expect(try RTMPAudioMessage(parsing: [format << 4 | 0x0F, 0xFF, 0xFB]) == .unsupported(soundFormat: format))
-        #expect(RTMPAudioMessage.formatName(format) == (format == 2 ? "MP3" : "Speex"))
+        #expect(FLVAudioTag.SoundFormat.name(format) == (format == 2 ? "mp3" : "speex"))
     }
 
     @Test("hostile headers and frames are refused with a reason")
