@@ -32,9 +32,13 @@ extension Guest {
                                       tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
                                       onEvent: { [weak self] event in self?.lineEvent(event) },
                                       report: { [weak self] event in self?.reportLine(event) },
-                                      onInterrupted: { [weak self] in self?.stopCohostPush() },
+                                      onInterrupted: { [weak self] in
+                                          self?.stopCohostPush()
+                                          self?.stopRemoteRenders()
+                                      },
                                       onLost: { [weak self] reason in
                                           self?.stopCohostPush()
+                                          self?.stopRemoteRenders()
                                           self?.reportLine(.disconnected(reason: reason))
                                       })
         lock.lock()
@@ -77,6 +81,7 @@ extension Guest {
         lock.unlock()
         guard let session else { return }
         stopCohostPush()
+        stopRemoteRenders()
         let done = DispatchSemaphore(value: 0)
         session.send { $0.leave { _ in done.signal() } }
         _ = done.wait(timeout: .now() + 2)
@@ -114,6 +119,45 @@ extension Guest {
         lock.unlock()
         pipeline?.setAudioEnabled(enabled)
         currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+    }
+
+    /// Plays the co-host `pubId`'s own stream rather than the mix (seed:
+    /// setRemoteVideoRender:withRTCPubId:, once `cohostOpened` named the pubId, which
+    /// only the line's hoster and co-hosts are told): each decoded frame goes to `render`
+    /// on that stream's decode thread (the frame is reused afterwards); nil stops it. It
+    /// stops by itself when that co-host leaves the line or the guest does. With a token
+    /// provider (or a line opened with a token) the play carries a token, as a relay
+    /// with tokens on wants from line members. Any thread; blocks while a token provider
+    /// answers. Throws when the guest is in no line or the play cannot start.
+    public func setRemoteVideoRender(pubId: String, render: ((VideoFrame) -> Void)?) throws {
+        lock.lock()
+        let previous = remoteRenders.removeValue(forKey: pubId)
+        lock.unlock()
+        previous?.stop()
+        guard let render else { return }
+        guard let line = currentLine else { throw LiveError(.lineNotStarted, "no line: call joinLine first") }
+        let query = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
+        var configuration = GuestPipeline.Configuration(url: line.server.streamURL(pubId: pubId, query: query))
+        configuration.timeout = options.timeout
+        configuration.reconnect = options.reconnect
+        configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds
+        configuration.audioLevelIntervalMilliseconds = nil
+        configuration.tokenProvider = options.tokenProvider
+        let pipeline = try GuestPipeline(configuration: configuration)
+        pipeline.onFrame = render
+        try pipeline.start()
+        lock.lock()
+        remoteRenders[pubId] = pipeline
+        lock.unlock()
+    }
+
+    /// Stops every co-host stream `setRemoteVideoRender` plays (any thread).
+    func stopRemoteRenders(pubId: String? = nil) {
+        lock.lock()
+        let stopped = pubId.map { key in remoteRenders.removeValue(forKey: key).map { [$0] } ?? [] } ?? Array(remoteRenders.values)
+        if pubId == nil { remoteRenders.removeAll() }
+        lock.unlock()
+        stopped.forEach { $0.stop() }
     }
 
     /// True while the guest publishes to its pubId stream.
@@ -156,6 +200,9 @@ extension Guest {
             }
         case .hungUp, .lineLeave, .liveStop, .tokenExpired:
             stopCohostPush()
+            stopRemoteRenders()
+        case .cohostClosed:
+            if let pubId = event.pubId { stopRemoteRenders(pubId: pubId) }
         default:
             break
         }

@@ -78,6 +78,8 @@ public final class Guest: @unchecked Sendable {
     /// The pipeline playing the program: `startPlay`'s, or one given by `setPlayingPipeline`
     /// (under `lock`).
     var playing: GuestPipeline?
+    /// Co-hosts' own streams played by `setRemoteVideoRender`, by pubId (under `lock`).
+    var remoteRenders: [String: GuestPipeline] = [:]
     /// Bumped by every stop of the co-host push, so a start still on its way after a
     /// stop does not publish (under `lock`).
     var cohostEpoch = 0
