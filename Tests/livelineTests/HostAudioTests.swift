@@ -79,7 +79,7 @@ struct HostAudioTests {
         #expect(windows.contains(.marker), "no marker beep in 3 s")
     }
 
-    @Test("--mode audio: a stream with only an AAC track that ffprobe and ffmpeg play")
+    @Test("(e) --mode audio: a stream with only an AAC track that ffprobe, ffmpeg and LiveLine's guest (--wav) play")
     func audioOnlyLive() throws {
         let server = try Server()
         defer { server.background.stop() }
@@ -96,6 +96,17 @@ struct HostAudioTests {
         #expect(streams == ["aac,audio,48000"])
         let windows = Self.windows(try Self.decodedAudio(server.url("radio"), seconds: 2, probe: analyze), tone: 440)
         #expect(windows.filter { $0 == .tone }.count >= 30, "\(windows)")
+        // (e) LiveLine's own guest plays it as audio only and writes what it heard.
+        let directory = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let wav = directory.appendingPathComponent("radio.wav").path
+        let guest = try CLI.liveline("guest", server.url("radio"), "--duration", "2", "--wav", wav, "--stats", "json")
+        #expect(guest.status == 0, "\(guest.stderr)")
+        #expect(guest.stdout.contains("\"audioOnly\":true"), "\(guest.stdout.suffix(600))")
+        let (heard, rate) = try CohostAudioTests.wav(wav)
+        try #require(heard.count > rate, "heard \(heard.count) samples")
+        let heardWindows = Self.windows(Array(heard.suffix(rate)), tone: 440)
+        #expect(heardWindows.filter { $0 == .tone }.count >= 15, "the guest's WAV: \(heardWindows)")
         host.process.waitUntilExit()
         #expect(host.process.terminationStatus == 0, "\(host.stderr)")
         Thread.sleep(forTimeInterval: 0.2)
