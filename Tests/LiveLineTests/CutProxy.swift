@@ -56,7 +56,7 @@ final class CutProxy: @unchecked Sendable {
         for fd in sockets { shutdown(fd, Int32(SHUT_RDWR)) }
     }
 
-    private static func loopback(port: Int) -> sockaddr_in {
+    static func loopback(port: Int) -> sockaddr_in {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
