@@ -158,7 +158,10 @@ struct RTMPServerTests {
         #expect(stream.droppedFrames == stalledStats.droppedFrames)
         #expect(stalledStats.peakQueuedBytes < high + frameSize + 1024)
         // Nothing else may have grown with the stalled player's backlog (shared buffers only).
-        #expect(rssAfter - rssBefore < 64 * 1024)
+        // Not under AddressSanitizer: its allocator keeps freed memory in quarantine, so the
+        // process's resident size grows with every suite running beside this one; the plain
+        // run checks it, and the queue bound above holds in both.
+        if !addressSanitizerIsOn { #expect(rssAfter - rssBefore < 64 * 1024) }
         stalled.socket.close()
     }
 
