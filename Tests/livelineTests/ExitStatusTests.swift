@@ -80,6 +80,8 @@ struct ExitStatusTests {
         let host = try KitProcess(["host", server.url("gone"), "--size", "160x120", "--reconnect-tries", "0", "--stats", "json"])
         defer { host.stop() }
         #expect(host.waitFor(timeout: 10) { $0["event"] as? String == "ok" } != nil)
+        // Pushing frames first (a loaded machine can connect before the first is encoded).
+        #expect(host.waitFor(timeout: 10) { ($0["frames"] as? Int ?? 0) > 0 } != nil, "\(host.names)")
         server.background.stop()
         let deadline = Date().addingTimeInterval(10)
         while host.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
