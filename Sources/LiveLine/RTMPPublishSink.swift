@@ -173,41 +173,32 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     /// One AAC frame (audio thread). Never waits for a video keyframe; dropped while
     /// the connection is down.
     public func write(_ packet: EncodedAudioPacket) throws {
-        lock.lock()
-        if let finalFailure {
-            lock.unlock()
-            throw finalFailure
-        }
-        guard let publisher = current else {
-            droppedAudioOffline += 1
-            lock.unlock()
-            return
-        }
-        lock.unlock()
-        publisher.send(packet)
+        try publisher(counting: \.droppedAudioOffline)?.send(packet)
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
-        lock.lock()
-        if let finalFailure {
-            lock.unlock()
-            throw finalFailure
-        }
-        guard let publisher = current else {
-            droppedOffline += 1
-            lock.unlock()
-            return
-        }
-        if waitingForKeyframe {
-            guard packet.isKeyframe else {
-                droppedOffline += 1
-                lock.unlock()
-                return
-            }
+        // After a reconnect nothing goes before the IDR the encoder was asked for.
+        try publisher(counting: \.droppedOffline) {
+            guard waitingForKeyframe else { return true }
+            guard packet.isKeyframe else { return false }
             waitingForKeyframe = false
+            return true
+        }?.send(packet)
+    }
+
+    /// The publisher to hand a packet to (under `lock`): throws the failure that ended
+    /// the push; nil, the packet counted in `dropped`, while reconnecting or when `admit`
+    /// turns it away.
+    private func publisher(counting dropped: ReferenceWritableKeyPath<RTMPPublishSink, Int>,
+                           admit: () -> Bool = { true }) throws -> RTMPPublisher? {
+        lock.lock()
+        defer { lock.unlock() }
+        if let finalFailure { throw finalFailure }
+        guard let publisher = current, admit() else {
+            self[keyPath: dropped] += 1
+            return nil
         }
-        lock.unlock()
-        publisher.send(packet)
+        return publisher
     }
 
     public func close() throws {
