@@ -87,6 +87,9 @@ struct HostAudioTests {
                                   input: FileHandle.nullDevice)
         defer { host.stop() }
         #expect(host.waitFor(timeout: 5) { $0["event"] as? String == "ok" } != nil, "no ok: \(host.stderr)")
+        // stderr is read on its own thread: the startup line may trail the "ok" event.
+        let said = Date().addingTimeInterval(5)
+        while !host.stderr.contains("audio only (no video track)"), Date() < said { Thread.sleep(forTimeInterval: 0.05) }
         #expect(host.stderr.contains("audio only (no video track): tone 440 Hz"), "\(host.stderr)")
         Thread.sleep(forTimeInterval: 0.5)
         // RTMP's FLV header promises video, so ffmpeg would wait its whole analyze time
