@@ -49,6 +49,7 @@ static const unsigned int LL_V4L2_PIX_FMT_YUV420 = V4L2_PIX_FMT_YUV420;
 static const unsigned int LL_V4L2_PIX_FMT_MJPEG = V4L2_PIX_FMT_MJPEG;
 static const unsigned int LL_V4L2_CID_ZOOM_ABSOLUTE = V4L2_CID_ZOOM_ABSOLUTE;
 static const unsigned int LL_V4L2_CID_FOCUS_ABSOLUTE = V4L2_CID_FOCUS_ABSOLUTE;
+static const unsigned int LL_V4L2_CID_FOCUS_AUTO = V4L2_CID_FOCUS_AUTO;
 static const unsigned int LL_V4L2_CID_EXPOSURE_ABSOLUTE = V4L2_CID_EXPOSURE_ABSOLUTE;
 static const unsigned int LL_V4L2_FMT_FLAG_EMULATED = V4L2_FMT_FLAG_EMULATED;
 static const unsigned int LL_V4L2_CAP_VIDEO_CAPTURE = V4L2_CAP_VIDEO_CAPTURE;

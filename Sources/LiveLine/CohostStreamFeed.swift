@@ -18,23 +18,28 @@ final class CohostStreamFeed: @unchecked Sendable {
     private let deliver: (VideoFrame) -> Void
     private let deliverAudio: (AudioFrame) -> Void
     private let firstFrame: (Int, Int) -> Void
+    private let resized: (Int, Int) -> Void
     private let lock = NSLock()
     private var current: GuestPipeline?
     private var stopped = false
-    private var sawFrame = false
+    /// The size of the last frame delivered (decode thread); nil before the first.
+    private var lastSize: (width: Int, height: Int)?
 
     /// - Parameters:
     ///   - tokenProvider: a fresh token for each play (a relay with auth on).
     ///   - deliver: every decoded frame (decode thread).
     ///   - deliverAudio: every decoded audio frame, at the stream's rate (decode thread).
     ///   - firstFrame: the first frame's size, once (decode thread).
+    ///   - resized: a later frame's size when it differs from the one before (decode thread).
     init(url: RTMPURL, tokenProvider: TokenProvider? = nil, deliver: @escaping (VideoFrame) -> Void,
-         deliverAudio: @escaping (AudioFrame) -> Void = { _ in }, firstFrame: @escaping (Int, Int) -> Void) {
+         deliverAudio: @escaping (AudioFrame) -> Void = { _ in }, firstFrame: @escaping (Int, Int) -> Void,
+         resized: @escaping (Int, Int) -> Void = { _, _ in }) {
         self.url = url
         self.tokenProvider = tokenProvider
         self.deliver = deliver
         self.deliverAudio = deliverAudio
         self.firstFrame = firstFrame
+        self.resized = resized
     }
 
     func start() {
@@ -69,10 +74,12 @@ final class CohostStreamFeed: @unchecked Sendable {
             configuration.audioLevelIntervalMilliseconds = nil
             guard let pipeline = try? GuestPipeline(configuration: configuration) else { return }
             pipeline.onFrame = { [self] frame in
-                if !sawFrame {
-                    sawFrame = true
+                if let lastSize {
+                    if lastSize != (frame.width, frame.height) { resized(frame.width, frame.height) }
+                } else {
                     firstFrame(frame.width, frame.height)
                 }
+                lastSize = (frame.width, frame.height)
                 deliver(frame)
             }
             pipeline.onAudio = deliverAudio

@@ -4,6 +4,7 @@ import LiveCore
 import LiveMix
 import LiveRTMP
 import LiveServer
+import Synchronization
 
 /// The hoster's co-host line (seed: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
 ///
@@ -24,8 +25,11 @@ import LiveServer
 /// (its co-hosts come back) or opens it afresh after a server restart (its co-hosts
 /// apply again). `.disconnected` comes only when the tries run out.
 extension Hoster {
-    /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
-    /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
+    /// Opens the co-host line of `liveId` on `server` (the anyRTC SDK's createRTCLine(token,
+    /// liveId, userId, userData, liveInfo)) and returns at once; `lineResult` follows. A
+    /// push still connecting is waited for first (the create proves the publisher), so
+    /// `startPush` then `createLine` is the order, as in the SDK; the line's guests hear
+    /// liveStart while the push is published, liveStop when it stops. userData ≤ 512 bytes and
     /// liveInfo ≤ 1024 bytes (strict JSON when it starts with `{` or `[`; the living
     /// list shows it).
     ///
@@ -51,13 +55,19 @@ extension Hoster {
                                       onLost: { [weak self] reason in self?.lineLost(reason) })
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
-        let audioLine = options.livingMediaMode == .audio
-        // After a reconnect the same create reclaims the line (same token user, or the
-        // lineKey of this hoster's push).
-        session.start(token: token, reply: lineRefusal) { [weak self] client, token, tokenUser, reply in
-            client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
-                          stream: stream, lineKey: server.lineKey, maxCohosts: self?.currentMix?.lineCapacity ?? capacity,
-                          audioLine: audioLine, reply: reply)
+        let audioLine = options.audioLine
+        let refusal = lineRefusal
+        // The create proves this hoster publishes the line's stream: it waits for a push
+        // that is still connecting (the SDK: createRTCLine after startPushRtmpStream).
+        whenPushSettled { [weak self] in
+            guard let self, self.currentLine === session else { return }
+            // After a reconnect the same create reclaims the line (same token user, or the
+            // lineKey of this hoster's push); it says whether the live is on now.
+            session.start(token: token, reply: refusal) { [weak self] client, token, tokenUser, reply in
+                client.create(liveId: liveId, userId: tokenUser ?? userId, userData: userData, liveInfo: liveInfo, token: token,
+                              stream: stream, lineKey: server.lineKey, maxCohosts: audioLine ? nil : self?.currentMix?.lineCapacity ?? capacity,
+                              audioLine: audioLine, live: self?.isLive ?? false, reply: reply)
+            }
         }
         // A switch made before the line existed (a hoster that starts muted) is told once it opens.
         let status = localAVStatus
@@ -90,15 +100,20 @@ extension Hoster {
         line.send { [refusal = lineRefusal] in $0.hangup(peerId: peerId, reply: refusal) }
     }
 
-    /// Closes the line for everyone (seed: closeRTCLine): guests get liveStop and line
-    /// leave, every co-host leaves the mix. Any thread but the line's loop.
-    public func closeLine() {
-        guard let line = takeLine() else { return }
-        let done = DispatchSemaphore(value: 0)
-        line.send { $0.closeLine { _ in done.signal() } }
-        _ = done.wait(timeout: .now() + 2)
-        line.close()
+    /// Closes the line for everyone (the anyRTC SDK's closeRTCLine) and returns at once:
+    /// every co-host leaves the mix now; the guests get liveStop (while the live is on)
+    /// and lineLeave; the connection closes once the server has answered, or after 2 s
+    /// without an answer, and then `closed` runs (on another thread; at once when there
+    /// is no line). Any thread.
+    public func closeLine(then closed: (@Sendable () -> Void)? = nil) {
+        guard let line = takeLine() else {
+            closed?()
+            return
+        }
         removeAllCohosts()
+        let closing = LineClosing(line, then: closed)
+        line.send { client in client.closeLine { _ in DispatchQueue.global().async { closing.finish() } } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { closing.finish() }
     }
 
     /// A normal or barrage message to everyone in the room (seed: sendUserMessage(type,
@@ -120,7 +135,7 @@ extension Hoster {
         try currentMix?.setLayout(template: template, options: options)
         setMixLayout(template, options)
         // The line accepts no more co-hosts than the new layout shows.
-        if let capacity = currentMix?.lineCapacity {
+        if !self.options.audioLine, let capacity = currentMix?.lineCapacity {
             currentLine?.send { [refusal = lineRefusal] in $0.setMaxCohosts(capacity, reply: refusal) }
         }
     }
@@ -151,6 +166,9 @@ extension Hoster {
             }
         case .cohostClosed:
             if let peerId = event.peerId { currentMix?.removeCohost(key: peerId) }
+        case .remoteAVStatus:
+            // A co-host's camera off: its tile shows the fill image (setVideoSubBackground).
+            if let peerId = event.peerId, let video = event.video { currentMix?.setCohostVideo(key: peerId, enabled: video) }
         default:
             break
         }
@@ -159,8 +177,12 @@ extension Hoster {
 
     private func openCohost(peerId: String, userId: String, url: RTMPURL, hear: RTMPURL?) {
         do {
-            try mixStage().addCohost(key: peerId, userId: userId, stream: url, hear: hear, hearOptions: options.push) { [weak self] width, height in
+            // On an audio line the co-host is a voice: no tile.
+            try mixStage().addCohost(key: peerId, userId: userId, stream: url, hear: hear, hearOptions: options.push,
+                                     video: !options.audioLine) { [weak self] width, height in
                 self?.reportLine(.cohostFirstFrame(peerId: peerId, width: width, height: height))
+            } resized: { [weak self] width, height in
+                self?.reportLine(.remoteVideoViewChanged(peerId: peerId, width: width, height: height))
             }
         } catch {
             // Never an accepted co-host nobody sees: it is hung up and both sides hear why.
@@ -187,7 +209,29 @@ extension Hoster {
     func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }
 
     /// Reports a request's non-zero answer as `.refused`.
-    private var lineRefusal: @Sendable (LineEvent) -> Void {
+    var lineRefusal: @Sendable (LineEvent) -> Void {
         LineSession.refusal { [weak self] event in self?.reportLine(event) }
+    }
+}
+
+/// A line being closed: its connection closes once, on the server's answer or the timeout.
+private final class LineClosing: Sendable {
+    private let line: LineSession
+    private let closed: (@Sendable () -> Void)?
+    private let done = Mutex(false)
+
+    init(_ line: LineSession, then closed: (@Sendable () -> Void)?) {
+        self.line = line
+        self.closed = closed
+    }
+
+    func finish() {
+        let first = done.withLock { done in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        line.close()
+        closed?()
     }
 }

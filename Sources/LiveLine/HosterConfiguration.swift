@@ -186,11 +186,30 @@ public enum LivingMediaMode: Int, Sendable, CaseIterable {
     }
 }
 
+/// What the co-hosts of a line publish (the anyRTC SDK's linkMediaModel, ARLinkMediaMode:
+/// video = 0, audio = 1).
+public enum LinkMediaMode: Int, Sendable, CaseIterable {
+    /// Camera and sound: each co-host gets a tile in the mix.
+    case video = 0
+    /// Sound only: an audio line; the co-hosts' voices are mixed, no tiles.
+    case audio = 1
+
+    /// `video` or `audio`, as the command line names it.
+    public var name: String { self == .video ? "video" : "audio" }
+
+    public init?(name: String) {
+        guard let mode = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = mode
+    }
+}
+
 extension HosterPipeline {
     /// A pipeline built from a configuration: source, filters, encoder, the sound and its
     /// encoder, and (`testMix`) the mix stage of `mixTestCohosts`; audio only in
-    /// `.audio` mode. `filters` replaces the configuration's chain.
-    public convenience init(configuration: HosterConfiguration, filters: FilterChain? = nil, testMix: Bool = true) throws {
+    /// `.audio` mode. `filters` replaces the configuration's chain, `source` the
+    /// configuration's source.
+    public convenience init(configuration: HosterConfiguration, source: VideoSource? = nil, filters: FilterChain? = nil,
+                            testMix: Bool = true) throws {
         if configuration.livingMediaMode == .audio {
             guard let audio = try configuration.makeAudio() else {
                 throw LiveError(.invalidParams, "an audio-only live needs sound")
@@ -199,7 +218,7 @@ extension HosterPipeline {
             return
         }
         // The picture first: a video source that cannot be made is the error to report.
-        let source = try configuration.makeSource()
+        let source = try source ?? configuration.makeSource()
         let encoder = try H264Encoder(config: configuration.encoderConfig)
         let filters = try filters ?? configuration.makeFilterChain()
         let audio = try configuration.makeAudio()

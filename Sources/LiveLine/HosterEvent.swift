@@ -1,9 +1,10 @@
 import LiveCore
 
-/// What the hoster's push reports (DESIGN.md §4, seed: ARHosterRtmpDelegate). Delivered
-/// in this order for a normal session: `ok`, `status` once a second, `closed`; a lost
-/// connection adds `reconnecting(times:)` … `ok` (or `failed`) in between. The local
-/// audio level comes on its own schedule, with or without a push.
+/// What the hoster's push reports (DESIGN.md §4, the anyRTC SDK's ARHosterRtmpDelegate,
+/// plus its local-picture callbacks). Delivered in this order for a normal session:
+/// `ok`, `status` once a second, `closed`; a lost connection adds `reconnecting(times:)`
+/// … `ok` (or `failed`) in between; a first connect that fails gives `failed` alone.
+/// The local audio level and the local picture's size come on their own schedule.
 public enum HosterEvent: Sendable, Equatable {
     /// Publishing started, or started again after a reconnect (seed: onRtmpStreamOk).
     case ok
@@ -21,6 +22,13 @@ public enum HosterEvent: Sendable, Equatable {
     /// `showTime` ms (HosterConfiguration.audioLevelIntervalMilliseconds); none while the
     /// audio is off (seed: onRTCLocalAudioActive:showTime:). On the audio thread.
     case localAudioActive(level: Int, showTime: Int)
+    /// The first captured picture after `startPush`, at its size (the anyRTC SDK's
+    /// onRTCFirstLocalVideoFrame:(CGSize)). On the capture thread, before the frame is sent.
+    case firstLocalVideoFrame(width: Int, height: Int)
+    /// The captured picture's size changed (a switch to a camera of another resolution;
+    /// the anyRTC SDK's onRTCLocalVideoViewChanged:(CGSize)). The stream keeps its size:
+    /// the new picture is fitted into it. On the capture thread.
+    case localVideoViewChanged(width: Int, height: Int)
 
     /// The event's name in the CLI's JSON lines.
     public var name: String {
@@ -31,6 +39,21 @@ public enum HosterEvent: Sendable, Equatable {
         case .failed: "failed"
         case .closed: "closed"
         case .localAudioActive: "localAudioActive"
+        case .firstLocalVideoFrame: "firstLocalVideoFrame"
+        case .localVideoViewChanged: "localVideoViewChanged"
+        }
+    }
+
+    /// The event's fields for a JSON line, besides its name (`status` has none: its
+    /// figures go out as the stats line).
+    public var fields: [(key: String, value: Int)] {
+        switch self {
+        case .reconnecting(let times): [("times", times)]
+        case .failed(let code): [("code", code.rawValue)]
+        case .localAudioActive(let level, let showTime): [("level", level), ("showTime", showTime)]
+        case .firstLocalVideoFrame(let width, let height), .localVideoViewChanged(let width, let height):
+            [("width", width), ("height", height)]
+        case .ok, .closed, .status: []
         }
     }
 }

@@ -24,8 +24,14 @@ public final class HosterMix: @unchecked Sendable {
     public let voices = CohostVoices()
     private let lock = NSLock()
     private var cohosts: [(key: String, feed: CohostInput)] = []
+    /// Co-hosts of an audio line: their voices only, no tile.
+    private var voiceOnly: [(key: String, feed: CohostInput)] = []
     private var nextTestKey = 0
     private var _tokenProvider: TokenProvider?
+    /// Co-hosts whose video is off (their remote AV status): their frames are not drawn.
+    private var videoOff: Set<String> = []
+    /// The fill image of a co-host tile without video (`setSubBackground`).
+    private var subBackground: RGBAImage?
 
     /// Tokens for playing the co-hosts' streams (a relay with auth on); set by the hoster
     /// from its own provider.
@@ -63,17 +69,22 @@ public final class HosterMix: @unchecked Sendable {
     /// `url`, and reflows the layout; the tile shows the co-host's fill image until its
     /// first frame. Its voice joins the program; with `hear`, its mix-minus (everyone but
     /// itself) is pushed there. `firstFrame` runs once, on the feed's decode thread
-    /// (seed: onRTCFirstRemoteVideoFrame). Throws when the layout cannot hold one more.
+    /// (the anyRTC SDK's onRTCFirstRemoteVideoFrame), `resized` when a later frame has
+    /// another size (onRTCRemoteVideoViewChanged). `video` false: a voice only (an audio
+    /// line), no tile and its pictures unused. Throws when the layout cannot hold one more.
     public func addCohost(key: String, userId: String = "", stream url: RTMPURL, hear: RTMPURL? = nil,
                           hearOptions: RTMPPublishSink.Options = RTMPPublishSink.Options(),
-                          firstFrame: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) throws {
+                          video: Bool = true,
+                          firstFrame: @escaping @Sendable (Int, Int) -> Void = { _, _ in },
+                          resized: @escaping @Sendable (Int, Int) -> Void = { _, _ in }) throws {
         let tokenProvider = self.tokenProvider
         let voices = self.voices
         voices.add(key: key, userId: userId, hear: hear.map { HearPublisher(url: $0, options: hearOptions) })
         do {
-            try add(key: key) { deliver in
+            try add(key: key, tile: video) { deliver in
                 StreamCohostInput(feed: CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: deliver,
-                                                         deliverAudio: { voices.push($0, key: key) }, firstFrame: firstFrame))
+                                                         deliverAudio: { voices.push($0, key: key) }, firstFrame: firstFrame,
+                                                         resized: resized))
             }
         } catch {
             voices.remove(key: key)
@@ -85,12 +96,20 @@ public final class HosterMix: @unchecked Sendable {
     /// move up). Unknown keys are ignored.
     public func removeCohost(key: String) {
         lock.lock()
+        if let voice = voiceOnly.firstIndex(where: { $0.key == key }) {
+            let feed = voiceOnly.remove(at: voice).feed
+            lock.unlock()
+            feed.stop()
+            voices.remove(key: key)
+            return
+        }
         guard let index = cohosts.firstIndex(where: { $0.key == key }) else {
             lock.unlock()
             return
         }
         let feed = cohosts.remove(at: index).feed
         compositor.removeCohost(index + 1)
+        videoOff.remove(key)
         lock.unlock()
         feed.stop()
         voices.remove(key: key)
@@ -103,10 +122,34 @@ public final class HosterMix: @unchecked Sendable {
         try compositor.setLayout(template: template, options: options)
     }
 
+    /// The fill image of every co-host tile whose video is off or has not arrived yet
+    /// (the anyRTC SDK's setVideoSubBackground:); nil: flat grey. Any thread.
+    public func setSubBackground(_ image: RGBAImage?) {
+        lock.lock()
+        subBackground = image
+        compositor.setCohostFillImage(image)
+        lock.unlock()
+    }
+
+    /// Off: the co-host `key`'s tile shows the fill image instead of its frames (it
+    /// turned its camera off: its remote AV status); on: its next frame shows again.
+    /// Unknown keys are ignored. Any thread.
+    public func setCohostVideo(key: String, enabled: Bool) {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let index = cohosts.firstIndex(where: { $0.key == key }) else { return }
+        if enabled {
+            videoOff.remove(key)
+        } else {
+            videoOff.insert(key)
+            compositor.update(participant: index + 1, frame: nil)
+        }
+    }
+
     /// Stops every co-host feed.
     public func stop() {
         lock.lock()
-        let running = cohosts.map(\.feed)
+        let running = (cohosts + voiceOnly).map(\.feed)
         lock.unlock()
         running.forEach { $0.stop() }
         voices.stop()
@@ -133,17 +176,22 @@ public final class HosterMix: @unchecked Sendable {
     /// Keys of the co-hosts `addCohost(source:)` made (the test co-hosts).
     static let localKeyPrefix = "source-"
 
-    /// The co-host keys in layout order (participant 1 first).
+    /// The co-host keys in layout order (participant 1 first), then the voice-only ones.
     public var cohostKeys: [String] {
         lock.lock()
         defer { lock.unlock() }
-        return cohosts.map(\.key)
+        return (cohosts + voiceOnly).map(\.key)
     }
 
-    private func add(key: String, make: (@escaping (VideoFrame) -> Void) -> CohostInput) throws {
+    private func add(key: String, tile: Bool = true, make: (@escaping (VideoFrame) -> Void) -> CohostInput) throws {
         let deliver: (VideoFrame) -> Void = { [weak self] frame in self?.deliver(frame, key: key) }
         let feed = make(deliver)
         lock.lock()
+        guard tile else {
+            voiceOnly.append((key, feed))
+            lock.unlock()
+            return try start(feed, key: key)
+        }
         do {
             try compositor.setCohostCount(cohosts.count + 1)
         } catch {
@@ -151,7 +199,13 @@ public final class HosterMix: @unchecked Sendable {
             throw error
         }
         cohosts.append((key, feed))
+        // A vacated tile lost its fill when the ones after it moved up.
+        compositor.setFillImage(subBackground, participant: cohosts.count)
         lock.unlock()
+        try start(feed, key: key)
+    }
+
+    private func start(_ feed: CohostInput, key: String) throws {
         do {
             try feed.start()
         } catch {
@@ -164,7 +218,7 @@ public final class HosterMix: @unchecked Sendable {
     private func deliver(_ frame: VideoFrame, key: String) {
         lock.lock()
         defer { lock.unlock() }
-        guard let index = cohosts.firstIndex(where: { $0.key == key }) else { return }
+        guard !videoOff.contains(key), let index = cohosts.firstIndex(where: { $0.key == key }) else { return }
         compositor.update(participant: index + 1, frame: frame)
     }
 }

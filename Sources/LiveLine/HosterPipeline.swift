@@ -43,6 +43,8 @@ public final class HosterPipeline: @unchecked Sendable {
     private var audioStage: AudioStage?
     private var endHandlers: [() -> Void] = []
     private var audioEnabled = true
+    /// Each captured frame with its source (see `onSourceFrame`).
+    private var sourceFrameHandler: ((VideoFrame, VideoSource) -> Void)?
     /// Local level reports (see `onAudioLevel`).
     private var levelHandler: ((Int) -> Void)?
     private var levelIntervalMicros: UInt64 = 500_000
@@ -71,7 +73,7 @@ public final class HosterPipeline: @unchecked Sendable {
         self.encoder = encoder
         frames = BoundedQueue(capacity: queueCapacity, policy: dropPolicy)
         pool = FramePool(width: encoder.config.width, height: encoder.config.height)
-        blackPool = FramePool(width: encoder.config.width, height: encoder.config.height, capacity: 2)
+        blackPool = FramePool(width: encoder.config.width, height: encoder.config.height, capacity: queueCapacity + 2)
     }
 
     /// An audio-only pipeline (the anyRTC SDK's ARLivingMediaModeAudio): no picture,
@@ -131,6 +133,12 @@ public final class HosterPipeline: @unchecked Sendable {
         levelHandler = handler
     }
 
+    /// Shows every captured frame, as the source delivered it, with that source, on the
+    /// capture thread before anything else sees it (the local picture's size); set before `start`.
+    func onSourceFrame(_ handler: @escaping (VideoFrame, VideoSource) -> Void) {
+        sourceFrameHandler = handler
+    }
+
     /// Captures from `next` from the next frame on (seed: switchCamera); the old source
     /// is stopped on the capture thread. Timestamps continue where the old source left
     /// off. Any thread.
@@ -140,8 +148,9 @@ public final class HosterPipeline: @unchecked Sendable {
         lock.unlock()
     }
 
-    /// Off: the stream goes on with one black frame a second instead of the picture, so
-    /// players neither stall nor time out (seed: setLocalVideoEnable). Any thread.
+    /// Off: a black picture stands in for the source's, at the source's rate, before the
+    /// mix stage (so co-hosts stay visible in the mix) and without the filters; players
+    /// neither stall nor time out (the anyRTC SDK's setLocalVideoEnable). Any thread.
     public func setVideoEnabled(_ enabled: Bool) {
         lock.lock()
         videoEnabled = enabled
@@ -196,7 +205,16 @@ public final class HosterPipeline: @unchecked Sendable {
     /// (an audio-only run's `--duration`). With video, the audio ends with it.
     public func start(frameLimit: Int? = nil, audioLimit: MediaTime? = nil) throws {
         precondition(source != nil || audioSource != nil, "a pipeline needs a video or an audio source")
-        for sink in sinks { try sink.open(video: encoder?.streamInfo, audio: audioEncoder?.streamInfo) }
+        var opened: [EncodedVideoSink] = []
+        do {
+            for sink in sinks {
+                try sink.open(video: encoder?.streamInfo, audio: audioEncoder?.streamInfo)
+                opened.append(sink)
+            }
+        } catch {
+            for sink in opened { try? sink.close() }
+            throw error
+        }
         // Both sources start together: their pts count from this instant.
         do {
             try source?.start()
@@ -230,6 +248,27 @@ public final class HosterPipeline: @unchecked Sendable {
         lock.unlock()
         threads.forEach { $0.start() }
     }
+
+    /// `start` on a thread of its own, so the caller never waits for the sinks to open
+    /// (an RTMP connect may take up to its timeout): returns at once. A failure to open a
+    /// sink or start a source ends the run with that error (`wait` throws it); a `stop`
+    /// asked for while opening ends the run as soon as the opening is over.
+    func startInBackground(frameLimit: Int? = nil, audioLimit: MediaTime? = nil) {
+        let starter = Thread { [self] in
+            do {
+                try start(frameLimit: frameLimit, audioLimit: audioLimit)
+            } catch {
+                fail(error)
+                endHandlers.forEach { $0() }
+                finished.signal()
+            }
+        }
+        starter.name = "liveline.start"
+        starter.start()
+    }
+
+    /// True once the run has ended (or never started because its start failed).
+    var hasEnded: Bool { finished.wait(seconds: 0) }
 
     /// Asks the pipeline to end: capture stops, queued frames are encoded, sinks closed.
     public func stop() {
@@ -280,7 +319,6 @@ public final class HosterPipeline: @unchecked Sendable {
         // A switched source counts its pts from zero: shift them past the last one sent.
         var ptsShift: Int64 = 0
         var lastPts: Int64?
-        var lastBlackMicros: UInt64?
         while !shouldStop, frameLimit.map({ count < $0 }) ?? true {
             lock.lock()
             let replacement = pendingSource
@@ -306,30 +344,26 @@ public final class HosterPipeline: @unchecked Sendable {
                 return
             }
             guard var frame = next else { return }
+            sourceFrameHandler?(frame, current)
             if ptsShift != 0 {
                 if replacement != nil { ptsShift -= frame.pts.micros }
                 frame.pts = MediaTime(micros: frame.pts.micros + ptsShift)
             }
             lastPts = frame.pts.micros
             count += 1
-            if !enabled {
-                // The source keeps running (and pacing) so the picture returns at once.
-                let now = Clock.monotonicMicros()
-                guard lastBlackMicros.map({ now - $0 >= 1_000_000 }) ?? true, let blackPool else { continue }
-                lastBlackMicros = now
+            let t1 = Clock.monotonicMicros()
+            if !enabled, let blackPool {
+                // The source keeps running (and pacing) so the picture returns at once;
+                // the blank stands in for this hoster's own picture only: the mix stage
+                // still draws the co-hosts, at the source's rate.
                 let black = blackPool.acquire()
                 black.fill(.black)
                 black.pts = frame.pts
                 black.captureTimeMicros = frame.captureTimeMicros
-                lock.lock()
-                _stats.captured += 1
-                lock.unlock()
-                frames.push(black)
-                continue
+                frame = black
+            } else {
+                frame = filters.process(frame)
             }
-            lastBlackMicros = nil
-            let t1 = Clock.monotonicMicros()
-            frame = filters.process(frame)
             let t2 = Clock.monotonicMicros()
             lock.lock()
             let stage = mixStage

@@ -37,6 +37,10 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// The hoster decoded the first frame of a co-host and mixes it from now on (seed:
     /// onRTCFirstRemoteVideoFrame(peerId, width, height)). H.
     case cohostFirstFrame(peerId: String, width: Int, height: Int)
+    /// A co-host's picture changed size after its first frame (the anyRTC SDK's
+    /// onRTCRemoteVideoViewChanged(size, pubId)); its tile keeps its place and fits the
+    /// new picture. On the co-host feed's decode thread. H.
+    case remoteVideoViewChanged(peerId: String, width: Int, height: Int)
     /// A participant turned its audio or video on or off (seed: onRTCRemoteAVStatus). H, G.
     case remoteAVStatus(peerId: String, audio: Bool, video: Bool)
     /// A normal or barrage message (seed: onRTCUserMessage(type, userId, userName,
@@ -85,6 +89,7 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .audioLineClosed: "audioLineClosed"
         case .remoteAudioActive: "remoteAudioActive"
         case .cohostFirstFrame: "cohostFirstFrame"
+        case .remoteVideoViewChanged: "remoteVideoViewChanged"
         case .remoteAVStatus: "remoteAVStatus"
         case .message: "message"
         case .memberCount: "memberCount"
@@ -123,7 +128,7 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("peerId", .text(peerId)), ("pubId", .text(pubId)), ("userId", .text(userId)), ("reason", .text(reason))]
         case .remoteAudioActive(let peerId, let userId, let level, let showTime):
             [("peerId", .text(peerId)), ("userId", .text(userId)), ("level", .int(level)), ("showTime", .int(showTime))]
-        case .cohostFirstFrame(let peerId, let width, let height):
+        case .cohostFirstFrame(let peerId, let width, let height), .remoteVideoViewChanged(let peerId, let width, let height):
             [("peerId", .text(peerId)), ("width", .int(width)), ("height", .int(height))]
         case .remoteAVStatus(let peerId, let audio, let video):
             [("peerId", .text(peerId)), ("audio", .bool(audio)), ("video", .bool(video))]
@@ -135,12 +140,7 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .liveStart, .liveStop:
             []
         case .cohostPush(let event):
-            switch event {
-            case .reconnecting(let times): [("times", .int(times))]
-            case .failed(let code): [("code", .int(code.rawValue))]
-            case .localAudioActive(let level, let showTime): [("level", .int(level)), ("showTime", .int(showTime))]
-            case .ok, .closed, .status: []
-            }
+            event.fields.map { ($0.key, .int($0.value)) }
         case .refused(let op, let code, let message):
             [("op", .text(op)), ("code", .int(code.rawValue)), ("message", .text(message))]
         case .reconnecting(let times, let reason):

@@ -26,7 +26,8 @@ import LiveRTMP
 ///   down and back up once a second.
 ///
 /// `open`, `close` and the video `write` run on the encode thread, the audio `write` on
-/// the audio thread; `onEvent` is called on the sink's event-loop thread and must not block.
+/// the audio thread; `onEvent` is called on the sink's event-loop thread (a failed first
+/// connect: on the thread that called `open`) and must not block.
 public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     // @unchecked: fields marked "loop" are touched only on the loop's thread, the rest
     // under `lock`.
@@ -147,6 +148,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         } catch {
             loop.shutdown()
             self.loop = nil
+            onEvent?(.failed((error as? LiveError)?.code ?? .networkError))
             throw error
         }
         lock.lock()
@@ -163,11 +165,20 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             current = nil
             lock.unlock()
             // A refusal carries its own code; 100 (network error) is for what never got an answer.
-            if let refused = (error as? RTMPClientError)?.refusalCode { throw LiveError(refused, "RTMP publish refused: \(error)", isRefusal: true) }
-            throw LiveError(.networkError, "RTMP publish failed: \(error)")
+            if let refused = (error as? RTMPClientError)?.refusalCode {
+                throw failedAtOpen(LiveError(refused, "RTMP publish refused: \(error)", isRefusal: true))
+            }
+            throw failedAtOpen(LiveError(.networkError, "RTMP publish failed: \(error)"))
         }
         sendHeaders(publisher, stream: stream, audio: audio)
         loop.executeCoalesced { [self] in scheduleStatus() }
+    }
+
+    /// The first connect failed: reported as `failed` with its code (the anyRTC SDK's
+    /// onRtmpStreamFailed, on the opening thread), then thrown by `open`.
+    private func failedAtOpen(_ error: LiveError) -> LiveError {
+        onEvent?(.failed(error.code))
+        return error
     }
 
     /// One AAC frame (audio thread). Never waits for a video keyframe; dropped while

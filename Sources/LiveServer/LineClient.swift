@@ -108,13 +108,22 @@ public final class LineClient: @unchecked Sendable {
     /// its line while the server still holds it. `maxCohosts`: the most co-hosts the
     /// hoster's mix shows (the line accepts no more; nil: the server's limit).
     /// `audioLine`: the hoster lives in audio mode (its co-hosts push sound only, and
-    /// the co-host events say so).
+    /// the co-host events say so). `live`: whether the hoster's push is on now (guests
+    /// hear liveStart only while it is; nil: on).
     @discardableResult
     public func create(liveId: String, userId: String, userData: String = "", liveInfo: String = "", token: String? = nil,
                        stream: String? = nil, lineKey: String? = nil, maxCohosts: Int? = nil, audioLine: Bool = false,
-                       reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+                       live: Bool? = nil, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         send(LineRequest(op: .create, liveId: liveId, userId: userId, userData: userData, liveInfo: liveInfo, token: token,
-                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts, audioLine: audioLine ? true : nil), reply: reply)
+                         stream: stream, lineKey: lineKey, maxCohosts: maxCohosts, audioLine: audioLine ? true : nil,
+                         live: live), reply: reply)
+    }
+
+    /// The hoster's push started (true) or stopped (false): the guests get liveStart /
+    /// liveStop (the anyRTC SDK's onRTCLiveStart / onRTCLiveStop).
+    @discardableResult
+    public func setLive(_ live: Bool, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
+        send(LineRequest(op: .setLive, live: live), reply: reply)
     }
 
     /// acceptRTCLine: the reply's code is 0, or 602 when the line is full.

@@ -138,7 +138,7 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .lineNotStarted, "not in a line: create or join one first", to: participant)]
         }
         let isHoster = room.hoster == participant
-        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts]
+        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts, .setLive]
         let guestOps: Set<LineRequest.Op> = [.apply, .cancel, .leave]
         if hosterOps.contains(request.op), !isHoster {
             return [Self.reply(request, .unauthorized, "only the line's hoster may \(request.op.rawValue)", to: participant)]
@@ -169,6 +169,11 @@ public struct LineRegistry: Sendable {
             }
             room.maxCohosts = min(limits.maxCohosts, maxCohosts)
             out = [Self.reply(request, .ok, to: participant)]
+        case .setLive:
+            guard let live = request.live else {
+                return [Self.reply(request, .invalidParams, "setLive needs live (true or false)", to: participant)]
+            }
+            out = [Self.reply(request, .ok, to: participant)] + room.setLive(live)
         case .close:
             return [Self.reply(request, .ok, to: participant)] + closeRoom(room, code: .ok, reason: "closed")
         case .message:
@@ -337,6 +342,7 @@ public struct LineRegistry: Sendable {
             let old = room.hoster
             participants[old]?.liveId = nil
             let out = Self.lineResult(request, .ok, "reclaimed line \(liveId)", to: participant) + room.reclaim(by: member)
+                + room.setLive(request.live ?? true)
                 + [LineDelivery(to: old, .disconnect(reason: "the hoster of line \(liveId) reconnected"))]
             rooms[liveId] = room
             return out
@@ -344,7 +350,7 @@ public struct LineRegistry: Sendable {
         let maxCohosts = min(limits.maxCohosts, request.maxCohosts ?? limits.maxCohosts)
         rooms[liveId] = LineRoom(liveId: liveId, hoster: member, liveInfo: request.liveInfo ?? "", sequence: sequence,
                                  maxCohosts: maxCohosts, hosterKey: requiresAdmission ? nil : request.lineKey,
-                                 audioLine: request.audioLine ?? false)
+                                 audioLine: request.audioLine ?? false, live: request.live ?? true)
         return Self.lineResult(request, .ok, nil, to: participant) + [.send(LineEvent(.memberCount, total: 1), to: participant)]
     }
 

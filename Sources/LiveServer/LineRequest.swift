@@ -9,7 +9,8 @@ import LiveCore
 /// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token,
 ///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
 ///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine), `setMaxCohosts` (maxCohosts:
-///   what the mix shows after a template change; audioLine: true for an audio line)
+///   what the mix shows after a template change; audioLine: true for an audio line),
+///   `setLive` (live: the hoster's push started or stopped; create carries it too)
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
@@ -24,7 +25,7 @@ import LiveCore
 /// `lineKey=` in the query it published with (`rtmp://HOST/APP/NAME?lineKey=SECRET`).
 public struct LineRequest: Codable, Equatable, Sendable {
     public enum Op: String, Codable, Sendable, CaseIterable {
-        case create, accept, reject, hangup, close, setMaxCohosts
+        case create, accept, reject, hangup, close, setMaxCohosts, setLive
         case join, apply, cancel, leave, setAVStatus
         case message, heartbeat, renewToken
     }
@@ -56,12 +57,16 @@ public struct LineRequest: Codable, Equatable, Sendable {
     /// ARLivingMediaModeAudio): co-hosts push sound only, and the line's members hear it
     /// in `applicationResult`, `cohostOpened` and `cohostClosed`. nil or false: a video line.
     public var audioLine: Bool?
+    /// create and setLive: whether the hoster's push is on (the guests hear liveStart /
+    /// liveStop when it changes, and a joining guest hears liveStart while it is on).
+    /// nil at create: on.
+    public var live: Bool?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,
                 userName: String? = nil, header: String? = nil, content: String? = nil,
                 audio: Bool? = nil, video: Bool? = nil, stream: String? = nil, lineKey: String? = nil,
-                maxCohosts: Int? = nil, audioLine: Bool? = nil) {
+                maxCohosts: Int? = nil, audioLine: Bool? = nil, live: Bool? = nil) {
         self.op = op
         self.id = id
         self.liveId = liveId
@@ -80,6 +85,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         self.lineKey = lineKey
         self.maxCohosts = maxCohosts
         self.audioLine = audioLine
+        self.live = live
     }
 
     /// The request as one JSON text message.

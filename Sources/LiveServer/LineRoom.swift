@@ -48,6 +48,9 @@ struct LineRoom: Sendable {
     let hosterKey: String?
     /// The hoster lives in audio mode: the co-host events say `audioLine`.
     let audioLine: Bool
+    /// The hoster's push is on (create's and setLive's `live`): guests hear liveStart /
+    /// liveStop when it changes, a joining guest liveStart while it is on.
+    private(set) var isLive: Bool
     private(set) var members: [LineParticipantID: Member] = [:]
     private(set) var applications: [Application] = []
     private(set) var cohosts: [Cohost] = []
@@ -55,7 +58,7 @@ struct LineRoom: Sendable {
     private(set) var memberCountChanged = false
 
     init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64, maxCohosts: Int, hosterKey: String? = nil,
-         audioLine: Bool = false) {
+         audioLine: Bool = false, live: Bool = true) {
         self.liveId = liveId
         self.hoster = hoster.participant
         self.liveInfo = liveInfo
@@ -63,6 +66,7 @@ struct LineRoom: Sendable {
         self.maxCohosts = maxCohosts
         self.hosterKey = hosterKey
         self.audioLine = audioLine
+        isLive = live
         members[hoster.participant] = hoster
     }
 
@@ -104,12 +108,12 @@ struct LineRoom: Sendable {
 
     // MARK: membership
 
-    /// A guest joined: it learns the live is on and who is on the line; the count goes
-    /// out with the next tick.
+    /// A guest joined: it learns whether the live is on (liveStart) and who is on the
+    /// line; the count goes out with the next tick.
     mutating func join(_ member: Member) -> [LineDelivery] {
         members[member.participant] = member
         memberCountChanged = true
-        return [.send(LineEvent(.liveStart), to: member.participant)]
+        return (isLive ? [.send(LineEvent(.liveStart), to: member.participant)] : [])
             + cohosts.map { .send(opened($0, withPubId: false), to: member.participant) }
     }
 
@@ -134,12 +138,21 @@ struct LineRoom: Sendable {
         return [.send(LineEvent(.memberCount, total: memberCount), to: everyone)]
     }
 
+    /// The hoster's push started or stopped: every guest hears liveStart or liveStop
+    /// (nothing when it is no change).
+    mutating func setLive(_ live: Bool) -> [LineDelivery] {
+        guard live != isLive else { return [] }
+        isLive = live
+        let guests = everyone.filter { $0 != hoster }
+        return guests.isEmpty ? [] : [.send(LineEvent(live ? .liveStart : .liveStop), to: guests)]
+    }
+
     /// The line ends (closed by the hoster, or the hoster is gone): every guest hears
-    /// the live stopped and the line left; the co-hosts' streams end.
+    /// the live stopped (when it was on) and the line left; the co-hosts' streams end.
     func closeAll(code: LiveCode, reason: String) -> [LineDelivery] {
         let guests = everyone.filter { $0 != hoster }
-        return [.send(LineEvent(.liveStop), to: guests),
-                .send(LineEvent(.lineLeave, code: code, message: code.message, reason: reason), to: guests)]
+        return (isLive ? [.send(LineEvent(.liveStop), to: guests)] : [])
+            + [.send(LineEvent(.lineLeave, code: code, message: code.message, reason: reason), to: guests)]
             + cohosts.map { LineDelivery(to: [], .endStream(pubId: $0.pubId)) }
     }
 

@@ -53,6 +53,14 @@ enum HostCommand: Command {
           --mix-test N         mix in N solid-colour test co-hosts (red, green, blue, yellow)
         \(mixOptionsHelp)
         Co-host line (连麦; needs RTMP_URL on a liveline serve):
+          --sub-background FILE
+                               PNG or JPEG shown in a co-host's tile while its video is
+                               off or has not arrived yet (default: flat grey; the SDK's
+                               setVideoSubBackground)
+          --link-mode video|audio
+                               what co-hosts publish: video (camera and sound, a tile
+                               each; default) or audio (sound only: an audio line, their
+                               voices mixed, no tiles; always so with --mode audio)
           --line LIVE_ID       open the co-host line LIVE_ID: guests join it, apply, and
                                once accepted publish their camera, which is mixed into
                                this stream by the --mix template. A server without
@@ -119,7 +127,7 @@ enum HostCommand: Command {
     /// Options that shape the picture, meaningless in an audio-only live.
     static let videoOptions = ["--size", "--fps", "--bitrate", "--preset", "--keyint", "--filter", "--beauty", "--mirror",
                                "--zoom", "--logo", "--mix", "--mix-test", "--hor", "--ver", "--dir", "--hor-pad", "--ver-pad",
-                               "--border", "--gap", "--abr", "--min-bitrate", "--max-bitrate"]
+                               "--border", "--gap", "--abr", "--min-bitrate", "--max-bitrate", "--sub-background"]
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let pushOptionGiven = pushOptions.first { arguments.contains($0) }
@@ -157,6 +165,10 @@ struct HosterOptions {
     var liveInfo: String?
     /// `--mute`: the sound starts off.
     var muted = false
+    /// `--sub-background FILE`: the co-host tiles' fill image.
+    var subBackground: String?
+    /// `--link-mode`: what co-hosts publish.
+    var linkMediaModel = LinkMediaMode.video
 
     /// What the hoster answers applicants (`--accept`).
     enum AcceptMode: String {
@@ -226,7 +238,15 @@ struct HosterOptions {
         if let liveId = try arguments.value("--line") {
             o.line = try LineOptions.parse(&arguments, liveId: liveId, defaultUserId: "hoster")
         } else {
-            try arguments.reject(["--accept", "--live-info"] + LineOptions.names, without: "--line LIVE_ID")
+            try arguments.reject(["--accept", "--live-info", "--sub-background", "--link-mode"] + LineOptions.names,
+                                 without: "--line LIVE_ID")
+        }
+        o.subBackground = try arguments.value("--sub-background")
+        if let mode = try arguments.value("--link-mode") {
+            guard let parsed = LinkMediaMode(name: mode) else {
+                throw UsageError("--link-mode must be video or audio, not '\(mode)'")
+            }
+            o.linkMediaModel = parsed
         }
         if let mode = try arguments.value("--accept") {
             guard let parsed = AcceptMode(rawValue: mode == "all" ? "auto" : mode) else {

@@ -3,6 +3,7 @@ import LiveCore
 import LiveLine
 import LiveMix
 import LiveRTMP
+import Synchronization
 
 /// Runs one `liveline host` invocation: the pipeline, its sinks, Ctrl-C, and the
 /// once-a-second report (JSON lines on stdout, or a status line on stderr).
@@ -17,6 +18,7 @@ struct HosterSession {
         var kitOptions = Hoster.Options()
         kitOptions.configuration = options.configuration
         kitOptions.push = options.push
+        kitOptions.linkMediaModel = options.linkMediaModel
         let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
         let started = Clock.monotonicMicros()
         let elapsed = { Double(Clock.monotonicMicros() - started) / 1e6 }
@@ -24,25 +26,24 @@ struct HosterSession {
         let recording: RecordingSink?
         do {
             hoster = try Hoster(options: kitOptions)
+            if let path = options.subBackground { try hoster.setVideoSubBackground(path: path) }
             recording = try options.record.map { try RecordingSink(path: $0) }
         } catch {
             report.failedAtStart(error, stats: PipelineStats(), push: nil, elapsed: elapsed())
             throw error
         }
         let (json, url) = (options.jsonStats, options.url)
+        let progress = PushProgress()
         hoster.onEvent = { event in
-            if case .localAudioActive(let level, let showTime) = event {
-                report.audioLevel.set(level)
-                if json { printLine(jsonLine(["event": event.name, "level": level, "showTime": showTime])) }
-                return
+            switch event {
+            case .localAudioActive(let level, _): report.audioLevel.set(level)
+            case .failed: progress.failed()
+            default: break
             }
             if json {
-                switch event {
-                case .ok, .closed: printLine(jsonLine(["event": event.name]))
-                case .reconnecting(let times): printLine(jsonLine(["event": event.name, "times": times]))
-                case .failed(let code): printLine(jsonLine(["event": event.name, "code": code.rawValue]))
-                case .status, .localAudioActive: break  // its figures are in the stats line
-                }
+                // The status figures are in the stats line.
+                if case .status = event { return }
+                printLine(hosterEventJSON(event))
             } else if let url {
                 report.pushEvent(event, url: url)
             }
@@ -71,10 +72,14 @@ struct HosterSession {
         }
         if !options.jsonStats, let url = options.url { report.note("pushing to \(url)") }
         do {
+            // Returns at once; the connect's outcome comes as ok or failed, and capture
+            // starts once it has connected.
             try hoster.startPush(url: pushURL, extraSinks: recording.map { [$0] } ?? [], frameLimit: options.frameLimit,
                                  audioLimit: options.audioLimit)
+            while hoster.captureClockZeroWallMicros == nil, try !hoster.wait(seconds: 0.05) {}
         } catch {
-            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed())
+            report.failedAtStart(error, stats: hoster.pipelineStats, push: push(), elapsed: elapsed(),
+                                 reported: progress.hasFailed)
             throw error
         }
         report.note(Self.audioNote(hoster: hoster, configuration: options.configuration, muted: options.muted))
@@ -94,7 +99,12 @@ struct HosterSession {
                                   liveInfo: options.liveInfo ?? Self.defaultLiveInfo(options, liveId: line.liveId, userId: line.userId))
         }
         HostCommands(hoster: hoster, line: lineRole?.accept == .manual ? lineRole : nil, report: report).start()
-        defer { hoster.closeLine() }
+        defer {
+            // The guests hear the line close before the process ends (2 s at most).
+            let closed = DispatchSemaphore(value: 0)
+            hoster.closeLine { closed.signal() }
+            _ = closed.wait(timeout: .now() + 3)
+        }
         var previous = hoster.pipelineStats
         var previousTime = started
         do {
@@ -399,16 +409,20 @@ struct StatsReport {
         case .ok: note("connected: publishing to \(url)")
         case .reconnecting(let times): note("the connection to \(url) was lost; reconnecting (try \(times))")
         case .failed(let code): note("the push to \(url) failed: code \(code.rawValue) (\(code.message))")
-        case .status, .closed, .localAudioActive: break  // the status line and the summary say it
+        case .localVideoViewChanged(let width, let height): note("the camera now captures \(width)x\(height)")
+        case .status, .closed, .localAudioActive, .firstLocalVideoFrame: break  // the status line and the summary say it
         }
     }
 
     /// A run that never started (no source, no logo, no file, no server): the kit
     /// reported nothing, so a program reading the JSON lines still gets the failure
     /// (seed: onRtmpStreamFailed) and a summary. People get the error alone.
-    func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double) {
+    /// `reported`: the kit's own `failed` event has gone out (a first connect that failed).
+    func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double, reported: Bool = false) {
         guard json else { return }
-        printLine(jsonLine(["event": "failed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue, "message": "\(error)"]))
+        if !reported {
+            printLine(jsonLine(["event": "failed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue, "message": "\(error)"]))
+        }
         // Nothing was recorded: no "record" names a file.
         summary(stats, push: push, elapsed: elapsed, record: nil, error: error)
     }
@@ -481,4 +495,21 @@ final class LatestLevel: @unchecked Sendable {
         level = value
         lock.unlock()
     }
+}
+
+/// One push event as a JSON line: `{"event":"reconnecting","times":2}`.
+func hosterEventJSON(_ event: HosterEvent) -> String {
+    var line = jsonLine(["event": event.name])
+    line.removeLast()
+    for (key, value) in event.fields { line += "," + jsonLine([key: value]).dropFirst().dropLast() }
+    return line + "}"
+}
+
+/// Whether the push reported `failed` (a first connect that failed reports it itself,
+/// so the start's failure is not printed twice). Any thread.
+final class PushProgress: Sendable {
+    private let failedFlag = Mutex(false)
+
+    func failed() { failedFlag.withLock { $0 = true } }
+    var hasFailed: Bool { failedFlag.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveCore
+import LiveLine
 
 /// `liveline`: parses the command line and hands over to a subcommand.
 let usage = """
@@ -51,7 +52,7 @@ case "help", "--help", "-h":
     print(usage)
     status = 0
 case "--version", "version":
-    print("liveline 0.1.0")
+    print("liveline \(LiveLineSDK.version)")
     status = 0
 default:
     printError("liveline: unknown command '\(command)'\n\n\(usage)")
