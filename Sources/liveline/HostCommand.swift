@@ -102,7 +102,11 @@ enum HostCommand: Command {
           --duration SECONDS   stop after this long (default: run until Ctrl-C)
           --record FILE        write the stream to FILE.flv or FILE.mp4
           --stats json         one JSON object per second on stdout, the push's events
-                               ({"event":"ok"}, "reconnecting", "failed", "closed"), the
+                               ({"event":"ok"}, "reconnecting", "failed" (also when
+                               the first connect fails, with its "code"), "closed"), the
+                               first captured picture ({"event":"firstLocalVideoFrame",
+                               "width":W,"height":H}) and a new camera size
+                               ("localVideoViewChanged"), the
                                local audio level ({"event":"localAudioActive","level":N,
                                "showTime":MS}, none while muted), mute and unmute
                                ({"event":"audio","enabled":false}), the

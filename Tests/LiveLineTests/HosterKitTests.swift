@@ -460,6 +460,80 @@ struct HosterKitTests {
         #expect(Int(out.sample(plane: 0, x: 4, y: 4)) > 200)
     }
 
+    @Test("rejectLine, hangupLine, setLineAVStatus, pushStatus, the capture clock, renewLineToken without a line, clear and requestStop through the kit")
+    func lineControls() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        var guestOptions = Guest.Options()
+        guestOptions.cohost.source = "color:red"
+        (guestOptions.cohost.width, guestOptions.cohost.height) = (160, 90)
+        guestOptions.cohost.audioSource = "none"
+        let (hoster, hosterLog, guest, guestLog, _, _) = try Self.line(relay, liveId: "controls", options: Self.options(),
+                                                                       guestOptions: guestOptions)
+        defer { guest.leaveLine() }
+        #expect(hoster.captureClockZeroWallMicros.map { $0 > 1_600_000_000_000_000 } == true)
+        // Turned down: the guest hears 601.
+        guest.applyLine()
+        let first = try #require(hosterLog.wait { event -> String? in if case .application(let peer, _, _) = event { return peer }; return nil })
+        hoster.rejectLine(peerId: first)
+        #expect(guestLog.wait { event -> LiveCode? in if case .applicationResult(let code, first, _) = event { return code }; return nil } == .hosterRejected)
+        // Taken, then hung up by the hoster: the guest hears it and the mix drops it.
+        guest.applyLine()
+        let second = try #require(hosterLog.wait { event -> String? in
+            if case .application(let peer, _, _) = event, peer != first { return peer }
+            return nil
+        })
+        hoster.acceptLine(peerId: second)
+        #expect(eventually(10) { hoster.mixedCohosts == [second] })
+        hoster.hangupLine(peerId: second)
+        #expect(guestLog.wait { event -> Bool? in if case .hungUp = event { return true }; return nil } == true)
+        #expect(eventually { hoster.mixedCohosts.isEmpty })
+        // The room hears the hoster's own status as given.
+        hoster.setLineAVStatus(audio: false, video: true)
+        #expect(guestLog.wait { event -> Bool? in if case .remoteAVStatus("hoster", false, true) = event { return true }; return nil } == true)
+        // The push's figures: bytes went out.
+        #expect(eventually(5) { hoster.pushStatus.upstreamBytesPerSecond > 0 })
+        // clear: the line closes for the guests and the push stops.
+        hoster.clear()
+        #expect(guestLog.wait { event -> Bool? in if case .lineLeave = event { return true }; return nil } == true)
+        #expect(try hoster.wait(seconds: 5))
+        #expect(!hoster.isPushing && !hoster.isLive)
+        // Without a line a line call is answered, not dropped.
+        hoster.renewLineToken("t")
+        #expect(hosterLog.wait { event -> LiveCode? in if case .refused("renewToken", let code, _) = event { return code }; return nil } == .lineNotStarted)
+        // requestStop ends a push from any thread.
+        try hoster.startPush(url: nil)
+        DispatchQueue.global().async { hoster.requestStop() }
+        #expect(try hoster.wait(seconds: 5))
+    }
+
+    @Test("a co-host stream that comes back at another size: the feed reports its first size, then the new one (onRTCRemoteVideoViewChanged)")
+    func remoteSizeChange() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let url = "rtmp://127.0.0.1:\(relay.rtmpPort)/live/resized"
+        let sizes = KitEventLog<String>()
+        let feed = CohostStreamFeed(url: try RTMPURL(parsing: url), deliver: { _ in },
+                                    firstFrame: { w, h in sizes.append("first \(w)x\(h)") },
+                                    resized: { w, h in sizes.append("resized \(w)x\(h)") })
+        feed.start()
+        defer { feed.stop() }
+        func push(_ size: String, seconds: Int) throws -> Peers.Background {
+            try Peers.Background("/usr/bin/ffmpeg", [
+                "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=15", "-t", String(seconds),
+                "-c:v", "libx264", "-preset", "veryfast", "-tune", "zerolatency", "-g", "15", "-f", "flv", url,
+            ])
+        }
+        let small = try push("160x90", seconds: 2)
+        #expect(sizes.wait(timeout: 10) { $0.hasPrefix("first") ? $0 : nil } == "first 160x90")
+        #expect(eventually(5) { !small.isRunning })
+        small.stop()
+        let large = try push("320x180", seconds: 4)
+        defer { large.stop() }
+        #expect(sizes.wait(timeout: 10) { $0.hasPrefix("resized") ? $0 : nil } == "resized 320x180")
+        #expect(sizes.all.filter { $0.hasPrefix("first") }.count == 1)
+    }
+
     @Test("linkMediaModel .audio: a video live opens an audio line; the co-host is a voice in the mix without a tile")
     func audioLink() throws {
         let relay = try Self.relay()

@@ -104,6 +104,34 @@ struct LineRegistryTests {
         #expect(h.event(H.guest(2), .memberCount)?.total == 2)
     }
 
+    @Test("the live switch: a line created with live false tells joiners nothing; setLive tells every guest once per change; only the hoster may; closing says liveStop only while live")
+    func liveSwitch() throws {
+        var h = H()
+        h.send(h.hoster, LineRequest(op: .create, liveId: "room", userId: "host", live: false))
+        h.send(H.guest(1), LineRequest(op: .join, liveId: "room", userId: "g1"))
+        #expect(h.event(H.guest(1), .lineResult)?.liveCode == .ok)
+        #expect(h.event(H.guest(1), .liveStart) == nil)
+        h.send(h.hoster, LineRequest(op: .setLive, live: true))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        #expect(h.event(H.guest(1), .liveStart) != nil)
+        #expect(h.event(h.hoster, .liveStart) == nil)
+        // No change, no event.
+        h.send(h.hoster, LineRequest(op: .setLive, live: true))
+        #expect(h.event(H.guest(1), .liveStart) == nil)
+        h.send(H.guest(2), LineRequest(op: .join, liveId: "room", userId: "g2"))
+        #expect(h.event(H.guest(2), .liveStart) != nil)
+        h.send(H.guest(1), LineRequest(op: .setLive, live: false))
+        #expect(h.reply(H.guest(1))?.liveCode == .unauthorized)
+        h.send(h.hoster, LineRequest(op: .setLive))
+        #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+        h.send(h.hoster, LineRequest(op: .setLive, live: false))
+        #expect(h.event(H.guest(1), .liveStop) != nil && h.event(H.guest(2), .liveStop) != nil)
+        // Closed while off: lineLeave alone.
+        h.send(h.hoster, LineRequest(op: .close))
+        #expect(h.event(H.guest(1), .lineLeave) != nil)
+        #expect(h.event(H.guest(1), .liveStop) == nil)
+    }
+
     @Test("wrong-state calls get the seed's codes: 600 no line, 604 already open, 4 wrong role")
     func wrongState() throws {
         var h = H()

@@ -15,15 +15,16 @@ struct HostCommandTests {
         #expect(probe.width == 1280 && probe.height == 720)
         #expect((147...153).contains(probe.frames), "frames: \(probe.frames)")
 
-        // One stats object per second and the tone's level twice a second, then the
-        // summary, each a JSON object on its own line.
+        // The first picture's size, one stats object per second and the tone's level
+        // twice a second, then the summary, each a JSON object on its own line.
         let lines = result.stdout.split(separator: "\n").map(String.init)
         let objects = try lines.map { try #require(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
         let summary = try #require(objects.last)
         #expect(summary["event"] as? String == "summary")
         #expect(summary["frames"] as? Int == probe.frames)
         let events = objects.dropLast().compactMap { $0["event"] as? String }
-        #expect(events.allSatisfy { $0 == "stats" || $0 == "localAudioActive" }, "\(events)")
+        #expect(events.allSatisfy { $0 == "stats" || $0 == "localAudioActive" || $0 == "firstLocalVideoFrame" }, "\(events)")
+        #expect(events.filter { $0 == "firstLocalVideoFrame" }.count == 1, "\(events)")
         #expect(events.filter { $0 == "localAudioActive" }.count >= 8, "\(events)")
         #expect(objects.count >= 4, "expected about one stats line a second: \(lines)")
     }
@@ -133,6 +134,10 @@ struct HostCommandTests {
         (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--size", "640x360"], "--mode audio"),
         (["--mode", "audio"], "RTMP_URL"),
         (["--audio-source", "none", "--mute"], "--mute"),
+        (["--sub-background", "fill.png"], "--line"),
+        (["--link-mode", "audio"], "--line"),
+        (["rtmp://127.0.0.1:1/live/x", "--line", "x", "--link-mode", "radio"], "--link-mode"),
+        (["rtmp://127.0.0.1:1/live/x", "--mode", "audio", "--sub-background", "fill.png"], "--mode audio"),
     ])
     func badOptions(arguments: [String], mentions: String) throws {
         let result = try CLI.run(CLI.liveline, ["host"] + arguments + ["--duration", "0.1"])
@@ -145,11 +150,20 @@ struct HostCommandTests {
         (["--source", "file:/nonexistent/clip.mp4"], "/nonexistent/clip.mp4"),
         (["--source", "v4l2:/dev/video-none"], "code 6"),
         (["--logo", "/nonexistent/logo.png"], "/nonexistent/logo.png"),
+        (["rtmp://127.0.0.1:1/live/x", "--line", "x", "--sub-background", "/nonexistent/fill.png"], "/nonexistent/fill.png"),
     ])
     func unusableInputs(arguments: [String], mentions: String) throws {
         let result = try CLI.run(CLI.liveline, ["host"] + arguments + ["--duration", "0.1"])
         #expect(result.status == 1)
         #expect(result.stderr.contains(mentions), "stderr: \(result.stderr)")
+    }
+
+    @Test("--stats json reports the first captured picture with its size, once")
+    func firstLocalFrameEvent() throws {
+        let result = try CLI.liveline("host", "--size", "160x120", "--fps", "15", "--duration", "0.5", "--stats", "json")
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let lines = result.stdout.split(separator: "\n").filter { $0.contains("\"firstLocalVideoFrame\"") }
+        #expect(lines == [#"{"event":"firstLocalVideoFrame","width":160,"height":120}"#], "stdout: \(result.stdout)")
     }
 
     @Test("--help on every command", arguments: [["host", "--help"], ["devices", "--help"], ["--help"]])
