@@ -99,8 +99,10 @@ public final class Hoster: Sendable {
         var sourceIndex = 0
         var pipeline: HosterPipeline?
         var sink: RTMPPublishSink?
-        /// The camera in use (the last source made), for its V4L2 controls.
-        var source: VideoSource?
+        /// The camera in use (the last source made, when it is a V4L2 camera), for its controls.
+        var camera: CameraControls?
+        /// The name of the source in use (for errors about its controls).
+        var sourceName: String?
         var preview: (@Sendable (VideoFrame) -> Void)?
         var rawHook: (@Sendable (VideoFrame) -> VideoFrame)?
         var videoEnabled = true
@@ -193,12 +195,14 @@ public final class Hoster: Sendable {
         let configuration = options.configuration
         let firstSource = configuration.livingMediaMode == .audio ? nil : try makeSource(configuration.source, configuration)
         let pipeline = try HosterPipeline(configuration: configuration, source: firstSource, filters: filters, testMix: false)
+        let (camera, sourceName) = (CameraControls(firstSource), firstSource?.name)
         // Claimed before anything else runs: a second caller racing this one gets the error.
         let claimed = state.withLock { state -> Bool in
             if let running = state.pipeline, !running.hasEnded { return false }
             state.pipeline = pipeline
             state.sink = nil
-            state.source = firstSource
+            state.camera = camera
+            state.sourceName = sourceName
             state.sourceIndex = 0
             state.localSize = nil
             state.pushOpening = url != nil
@@ -448,9 +452,11 @@ public final class Hoster: Sendable {
         guard all.count > 1 else { return }
         let next = state.withLock { ($0.sourceIndex + 1) % all.count }
         let source = try makeSource(all[next], options.configuration)
+        let (camera, name) = (CameraControls(source), source.name)
         let pipeline = state.withLock { state in
             state.sourceIndex = next
-            state.source = source
+            state.camera = camera
+            state.sourceName = name
             return state.pipeline
         }
         pipeline?.switchSource(to: source)
@@ -485,17 +491,15 @@ public final class Hoster: Sendable {
 
     /// The focus range of the camera in use; nil when it is no camera or has no focus control.
     public var cameraFocusRange: V4L2ControlRange? {
-        (state.withLock { $0.source } as? V4L2Camera)?.range(of: .focus)
+        state.withLock { $0.camera }?.camera.range(of: .focus)
     }
 
     /// The camera in use, or why a control of `name` cannot be set.
     private func currentCamera(for name: String) throws -> V4L2Camera {
-        let source = state.withLock { $0.source }
-        guard let source else { throw Error.noCameraControl("no camera in use (\(name) needs a running push with a v4l2: source)") }
-        guard let camera = source as? V4L2Camera else {
-            throw Error.noCameraControl("the source \(source.name) is no camera: it has no \(name) control")
-        }
-        return camera
+        let (camera, sourceName) = state.withLock { ($0.camera, $0.sourceName) }
+        if let camera { return camera.camera }
+        guard let sourceName else { throw Error.noCameraControl("no camera in use (\(name) needs a running push with a v4l2: source)") }
+        throw Error.noCameraControl("the source \(sourceName) is no camera: it has no \(name) control")
     }
 
     /// Beauty, original or blur (the anyRTC SDK's setCameraFilter:).
@@ -605,4 +609,17 @@ public enum CameraFocus: Sendable, Equatable {
     case automatic
     /// A fixed focus distance in the camera's `focus_absolute` range; autofocus off.
     case absolute(Int32)
+}
+
+/// A V4L2 camera's controls, reachable from any thread while the capture thread streams.
+final class CameraControls: @unchecked Sendable {
+    // @unchecked: only the camera's control ranges (fixed when it opened) and its control
+    // ioctls are used here, which the driver serialises beside the capture thread's streaming.
+    let camera: V4L2Camera
+
+    /// The controls of `source` when it is a V4L2 camera.
+    init?(_ source: VideoSource?) {
+        guard let camera = source as? V4L2Camera else { return nil }
+        self.camera = camera
+    }
 }

@@ -94,7 +94,9 @@ struct HosterKitTests {
     /// What a player decodes from `url` over `seconds` of stream time: luma planes of
     /// `width`×`height`, every frame as sent (no rate conversion).
     static func playerFrames(_ url: String, seconds: Double, width: Int, height: Int) throws -> [[UInt8]] {
-        let output = try Peers.run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-i", url, "-t", String(seconds),
+        let output = try Peers.run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error",
+                                                       // The FLV header promises audio: do not wait the default 5 s for it.
+                                                       "-analyzeduration", "500000", "-i", url, "-t", String(seconds),
                                                        "-fps_mode", "passthrough", "-f", "rawvideo", "-pix_fmt", "gray", "-"])
         let size = width * height
         let bytes = [UInt8](output.stdout)
@@ -218,7 +220,7 @@ struct HosterKitTests {
         #expect(eventually { hoster.pipelineStats.encoded > 5 })
         #expect(hoster.cameraFocusRange?.maximum == 250)
         try hoster.setCameraFocus(.absolute(100))
-        let camera = try #require(hoster.state.withLock { $0.source } as? V4L2Camera)
+        let camera = try #require(hoster.state.withLock { $0.camera }?.camera)
         #expect(try camera.value(of: .focus) == 100)
         #expect(try camera.value(of: .focusAutomatic) == 0)
         try hoster.setCameraFocus(.automatic)
@@ -242,7 +244,7 @@ struct HosterKitTests {
         let error = #expect(throws: Hoster.Error.self) { try hoster.setCameraFocus(.automatic) }
         #expect(error?.description.contains("focus_automatic_continuous") == true)
         try hoster.setCameraFocus(.absolute(50))
-        let camera = try #require(hoster.state.withLock { $0.source } as? V4L2Camera)
+        let camera = try #require(hoster.state.withLock { $0.camera }?.camera)
         #expect(try camera.value(of: .focus) == 50)
     }
 
