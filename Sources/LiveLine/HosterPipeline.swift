@@ -237,8 +237,12 @@ public final class HosterPipeline: @unchecked Sendable {
             encodeThread = encode
             threads += [encode, capture]
         }
-        if let audioSource, let audioEncoder {
-            let audio = Thread { [self] in audioLoop(audioSource, audioEncoder, limit: audioLimit) }
+        if audioSource != nil, audioEncoder != nil {
+            // The sound and its encoder are read on the thread: they stay set once started.
+            let audio = Thread { [self] in
+                guard let audioSource, let audioEncoder else { return }
+                audioLoop(audioSource, audioEncoder, limit: audioLimit)
+            }
             audio.name = "liveline.audio"
             audioThread = audio
             threads.append(audio)

@@ -232,7 +232,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     }
 
     /// Runs `body` on the loop and waits for it (the loop must not be the caller).
-    private func onLoop(_ loop: EventLoop, _ body: @escaping () -> Void) {
+    private func onLoop(_ loop: EventLoop, _ body: @escaping @Sendable () -> Void) {
         let done = DispatchSemaphore(value: 0)
         let accepted = loop.execute {
             body()

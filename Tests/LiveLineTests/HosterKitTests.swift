@@ -337,11 +337,14 @@ struct HosterKitTests {
         defer { relay.shutdown() }
         let (hoster, _, guest, guestLog, rtmp, server) = try Self.line(relay, liveId: "livesw", options: Self.options())
         defer { guest.leaveLine() }
+        let pushLog = KitEventLog<HosterEvent>()
+        hoster.onEvent = { pushLog.append($0) }
         #expect(hoster.isLive)
         #expect(guestLog.wait { Self.isLiveStart($0) ? true : nil } == true)
         hoster.stopPush()
         #expect(guestLog.wait(timeout: 10) { Self.isLiveStop($0) ? true : nil } == true)
         #expect(eventually { !hoster.isLive })
+        #expect(pushLog.wait { $0 == .closed ? true : nil } == true)
         // A guest joining while the live is off hears no liveStart.
         let late = Guest(options: Guest.Options())
         let lateLog = KitEventLog<LineSessionEvent>()
