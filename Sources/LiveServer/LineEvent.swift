@@ -19,7 +19,7 @@ import LiveCore
 /// | `remoteAVStatus` | peerId, audio, video | H, G: onRTCRemoteAVStatus |
 /// | `message` | type, userId, userName, header, content | H, G: onRTCUserMessage |
 /// | `memberCount` | total | H, G: onRTCMemberListNotify |
-/// | `liveStart` / `liveStop` | — | G: onRTCLiveStart / onRTCLiveStop |
+/// | `liveStart` / `liveStop` | — | G: onRTCLiveStart / onRTCLiveStop (the hoster's push published / stopped: create's and setLive's `live`; liveStart on join while live, liveStop before lineLeave while live) |
 /// | `tokenWillExpire` | seconds | H, G: the token expires in `seconds`: renew it (renewToken) |
 /// | `tokenExpired` | code 212, message | H, G: the token expired unrenewed (or none was verified in time); the connection closes |
 ///

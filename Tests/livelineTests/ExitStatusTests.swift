@@ -56,6 +56,8 @@ struct ExitStatusTests {
         // Before: nothing at all on stdout.
         let failed = try #require(Self.event("failed", in: result.stdout), "stdout: \(result.stdout)")
         #expect(failed["code"] as? Int == 100)
+        // The kit's own failed event (onRtmpStreamFailed for the first connect), once.
+        #expect(result.stdout.components(separatedBy: "\"event\":\"failed\"").count == 2, "stdout: \(result.stdout)")
         let summary = try #require(Self.event("summary", in: result.stdout), "stdout: \(result.stdout)")
         #expect((summary["error"] as? String)?.contains("rtmp://127.0.0.1:1/live/x") == true, "\(summary)")
         #expect(summary["frames"] as? Int == 0)
