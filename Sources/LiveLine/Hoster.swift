@@ -22,7 +22,9 @@ import Synchronization
 /// Calling style: nothing here blocks its caller for a network round trip. `startPush`
 /// and `stopPush`, `createLine` and `closeLine` return at once and their outcome
 /// arrives as events (`ok` / `failed` / `closed`, `lineResult` …), as the SDK's
-/// delegates report it; `wait(seconds:)` waits for the push's end when a caller wants to.
+/// delegates report it; `wait(seconds:)` waits for the push's end when a caller wants to,
+/// and `closeLine(then:)` runs a completion once the line's connection has closed (for a
+/// program about to exit).
 ///
 /// The controls may be called from any thread, before or during the push; they take
 /// effect from the next captured frame.

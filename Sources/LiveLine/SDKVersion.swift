@@ -7,7 +7,7 @@ import Synchronization
 /// cloud; LiveLine has no cloud account to name (the server is the relay in the URL,
 /// tokens are given per push or line: `Hoster.Options.tokenProvider`,
 /// `Hoster.createLine(token:)`), so it has no equivalent. `setLogLevel:` is
-/// `Log.level` (LiveCore).
+/// `Log.threshold` (LiveCore).
 public enum LiveLineSDK {
     /// The kits' version (the anyRTC SDK's getSDKVersion); `liveline --version` prints it.
     public static let version = "0.1.0"
