@@ -22,7 +22,12 @@ import LiveServer
 /// A lost signaling connection is retried with the push's backoff (`.reconnecting`);
 /// each try creates the line again, which reclaims it while the server still holds it
 /// (its co-hosts come back) or opens it afresh after a server restart (its co-hosts
-/// apply again). `.disconnected` comes only when the tries run out.
+/// apply again). However the line ends — `closeLine` (0), the tries running out (101,
+/// or 204 after a server shutdown), the server ending the session (212 token expired,
+/// 211 the line reclaimed on another connection, 201 flooding, 101 silent) — the
+/// co-hosts leave the mix and `.lineClosed(code:reason:)` comes, once, as the line's
+/// last event (the anyRTC SDK's onRTCLineClosed(code)); line calls are then answered
+/// with 600 until the next `createLine`.
 extension Hoster {
     /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
     /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
@@ -45,10 +50,10 @@ extension Hoster {
         let capacity = try mixStage().lineCapacity
         let session = try LineSession(server: server, backoff: options.push.backoff,
                                       tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
-                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      onEvent: { [weak self] event in self?.lineEvent(event, serverId: server.signalURL, liveId: liveId) },
                                       report: { [weak self] event in self?.reportLine(event) },
                                       onInterrupted: { [weak self] in self?.removeAllCohosts() },
-                                      onLost: { [weak self] reason in self?.lineLost(reason) })
+                                      onEnded: { [weak self] session, _, _ in self?.lineEnded(session) })
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
         let audioLine = options.livingMediaMode == .audio
@@ -90,23 +95,25 @@ extension Hoster {
         line.send { [refusal = lineRefusal] in $0.hangup(peerId: peerId, reply: refusal) }
     }
 
-    /// Closes the line for everyone (seed: closeRTCLine): guests get liveStop and line
-    /// leave, every co-host leaves the mix. Any thread but the line's loop.
+    /// Closes the line for everyone (the anyRTC SDK's closeRTCLine): guests get liveStop,
+    /// lineLeave 0 and lineClosed 0, every co-host leaves the mix, and this kit reports
+    /// `.lineClosed(code: .ok, …)` before it returns. Waits up to 2 s for the server's
+    /// answer. Any thread but the line's loop.
     public func closeLine() {
         guard let line = takeLine() else { return }
         let done = DispatchSemaphore(value: 0)
         line.send { $0.closeLine { _ in done.signal() } }
         _ = done.wait(timeout: .now() + 2)
-        line.close()
-        removeAllCohosts()
+        line.close(code: .ok, reason: "closed by the hoster")
     }
 
-    /// A normal or barrage message to everyone in the room (seed: sendUserMessage(type,
-    /// userName, header, content)); userName ≤ 256 bytes and content ≤ 1024 bytes, both required.
-    public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
+    /// A normal or barrage message to everyone in the room (the anyRTC SDK's
+    /// sendUserMessage(type, userName, header, content)); userName ≤ 256 bytes and
+    /// content ≤ 1024 bytes, both required (else `.refused` with 4).
+    public func sendMessage(type: LineMessageType = .normal, userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notOpen("message")) }
         let refusal = lineRefusal
-        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
+        line.send { $0.message(type: type.name, userName: userName, header: header, content: content, reply: refusal) }
     }
 
     /// The mix template, live (seed: setMixVideoModel:). Throws when it does not fit the
@@ -136,7 +143,7 @@ extension Hoster {
 
     // MARK: - Line loop thread
 
-    private func lineEvent(_ event: LineEvent) {
+    private func lineEvent(_ event: LineEvent, serverId: String, liveId: String) {
         switch event.event {
         case .cohostOpened:
             if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
@@ -154,7 +161,7 @@ extension Hoster {
         default:
             break
         }
-        if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
+        if let kitEvent = LineSessionEvent(event, serverId: serverId, roomId: liveId) { reportLine(kitEvent) }
     }
 
     private func openCohost(peerId: String, userId: String, url: RTMPURL, hear: RTMPURL?) {
@@ -170,9 +177,11 @@ extension Hoster {
         }
     }
 
-    private func lineLost(_ reason: String) {
+    /// The line `session` ended (any way): its co-hosts leave the mix, and it is no
+    /// longer the hoster's line.
+    private func lineEnded(_ session: LineSession) {
+        takeLine(ifItIs: session)
         removeAllCohosts()
-        reportLine(.disconnected(reason: reason))
     }
 
     func removeAllCohosts() {
@@ -182,6 +191,13 @@ extension Hoster {
 
     private func notOpen(_ op: String) -> LineSessionEvent {
         .refused(op: op, code: .lineNotStarted, message: "no line: call createLine first")
+    }
+
+    /// Co-host line events (the anyRTC SDK's hoster RTC delegate), on the line's loop
+    /// thread (`closeLine`'s `.lineClosed` on its caller's). May be set from any thread.
+    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
+        get { lineHandler.withLock { $0 } }
+        set { lineHandler.withLock { $0 = newValue } }
     }
 
     func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }

@@ -138,8 +138,12 @@ final class GuestLineRole: @unchecked Sendable {
             ending = .ended("hung up by the hoster (\(reason))")
         case .lineLeave(_, let reason):
             ending = .ended("the line closed (\(reason))")
-        case .disconnected(let reason):
-            ending = .failed("the co-host line was lost: \(reason)")
+        case .lineClosed(.ok, let reason):
+            ending = .ended("the line closed (\(reason))")
+        case .lineClosed(let code, let reason) where code == .networkDisconnected || code == .serverError:
+            ending = .failed("the co-host line was lost: code \(code.rawValue) (\(reason))")
+        case .lineClosed(let code, let reason):
+            ending = .refused(code, Self.refusal("the line ended the session", code, reason))
         case .authFailed(.authTimeout, let message):
             ending = .refused(.authTimeout, Self.refusal("the line ended the session", .authTimeout, message))
         // Codes only a server's refusal carries (202 and 212 may be the token provider's own).

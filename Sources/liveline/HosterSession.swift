@@ -232,8 +232,13 @@ struct HostLineRole {
             case .authFailed(.authTimeout, let reason):
                 failure.record("the co-host line ended the session: \(reason)", status: ExitStatus.refused)
                 hoster.requestStop()
-            case .disconnected(let reason):
-                failure.record("the co-host line was lost: \(reason)", status: ExitStatus.failure)
+            case .lineClosed(.ok, _):
+                break
+            case .lineClosed(let code, let reason) where code == .networkDisconnected || code == .serverError:
+                failure.record("the co-host line was lost: code \(code.rawValue) (\(reason))", status: ExitStatus.failure)
+                hoster.requestStop()
+            case .lineClosed(let code, let reason):
+                failure.record("the co-host line ended the session: code \(code.rawValue) (\(reason))", status: ExitStatus.refused)
                 hoster.requestStop()
             default:
                 break
