@@ -223,10 +223,11 @@ public struct LineRegistry: Sendable {
         return "{\"LiveList\":[\(infos.joined(separator: ","))],\"LiveMembers\":[\(listed.map { String($0.memberCount) }.joined(separator: ","))]}"
     }
 
-    /// Page `page` (from 1) of `liveId`'s members in join order, nil when there is no such line.
-    public func memberPage(liveId: String, page: Int) -> LineMemberPage? {
+    /// Page `page` (from 1) of `liveId`'s members in join order, `size` to a page (the
+    /// limits' `membersPerPage` when nil; at least 1), nil when there is no such line.
+    public func memberPage(liveId: String, page: Int, size: Int? = nil) -> LineMemberPage? {
         guard let room = rooms[liveId] else { return nil }
-        let size = max(1, limits.membersPerPage)
+        let size = max(1, size ?? limits.membersPerPage)
         let members = room.membersInOrder
         // `page` comes from a request: only pages that exist reach the multiplication,
         // so no page number can overflow it.

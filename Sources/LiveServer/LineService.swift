@@ -82,9 +82,9 @@ public final class LineService: @unchecked Sendable {
         locked { $0.livingListJSON() }
     }
 
-    /// `GET /api/live/{liveId}/members?page=N`, nil when no such line.
-    public func memberPage(liveId: String, page: Int) -> LineMemberPage? {
-        locked { $0.memberPage(liveId: liveId, page: page) }
+    /// `GET /api/live/{liveId}/members?page=N&size=S`, nil when no such line.
+    public func memberPage(liveId: String, page: Int, size: Int? = nil) -> LineMemberPage? {
+        locked { $0.memberPage(liveId: liveId, page: page, size: size) }
     }
 
     /// Why the relay must refuse this publish, nil when the line does not object
