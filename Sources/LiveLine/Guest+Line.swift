@@ -5,12 +5,12 @@ import LiveCore
 import LiveRTMP
 import LiveServer
 
-/// The guest's co-host line (seed: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
+/// The guest's co-host line (the anyRTC SDK: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
 ///
 /// Once the hoster accepts, the guest captures `options.cohost`'s source and publishes
 /// it to its pubId stream (`rtmp://SERVER/APP/<pubId>?line=SECRET`), which the hoster
 /// mixes into its own; the push stops when either side hangs up or the line closes.
-/// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
+/// Events arrive on `onLineEvent`; refused requests as `.refused` with the anyRTC SDK's code.
 /// While co-hosting, the guest also plays its hear stream (`PUBID.hear`, the hoster's
 /// mix of everyone but this co-host) and hears that instead of the program's sound,
 /// which carries its own voice late (`GuestPipeline.startHearing`); it hears the program
@@ -34,7 +34,7 @@ import LiveServer
 /// on the running push from its next frame; `options.linkMediaMode` `.audio` makes the
 /// co-host push sound only (the room hears its video as off).
 extension Guest {
-    /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
+    /// Joins the line of `liveId` on `server` (the anyRTC SDK: joinRTCLine(token, liveId, userId,
     /// userData)); `lineResult` and `liveStart` follow. On a server with tokens, `token`
     /// (or the provider's tokens, renewed before they expire) must allow `line:guest` or
     /// `line:host` on `liveId`, and the user id is the token's (it replaces `userId`). A user id already in the
@@ -68,21 +68,21 @@ extension Guest {
         }
     }
 
-    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// Hands the line a fresh token (the anyRTC SDK: renewToken), e.g. after `.tokenWillExpire`
     /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
     public func renewLineToken(_ token: String) {
         guard let line = currentLine else { return reportLine(notJoined("renewToken")) }
         line.renew(with: token)
     }
 
-    /// Applies to co-host (seed: applyRTCLine); `applicationResult` follows (0 accepted:
+    /// Applies to co-host (the anyRTC SDK: applyRTCLine); `applicationResult` follows (0 accepted:
     /// the push starts; 601 rejected, 602 full, 605 timed out).
     public func applyLine() {
         guard let line = currentLine else { return reportLine(notJoined("apply")) }
         line.send { [refusal = lineRefusal] in $0.apply(reply: refusal) }
     }
 
-    /// Withdraws the application, or leaves co-hosting and stops the push (seed:
+    /// Withdraws the application, or leaves co-hosting and stops the push (the anyRTC SDK:
     /// hangupRTCLine). The guest stays in the room.
     public func hangupLine() {
         stopCohostPush()
@@ -119,7 +119,7 @@ extension Guest {
     }
 
     /// Off: the co-host push sends one black frame a second instead of the camera, and
-    /// the room hears remote AV status (seed: setLocalVideoEnable:).
+    /// the room hears remote AV status (the anyRTC SDK: setLocalVideoEnable:).
     public func setLocalVideoEnable(_ enabled: Bool) {
         lock.lock()
         localAV.video = enabled
@@ -132,7 +132,7 @@ extension Guest {
 
     /// Off: the co-host push's audio track carries silence in place of the sound (its
     /// timing goes on, see `HosterPipeline.setAudioEnabled`), and the room hears remote
-    /// AV status (seed: setLocalAudioEnable:). Before co-hosting it sets how the push
+    /// AV status (the anyRTC SDK: setLocalAudioEnable:). Before co-hosting it sets how the push
     /// starts, and the room hears it once the guest is accepted.
     public func setLocalAudioEnable(_ enabled: Bool) {
         lock.lock()
@@ -144,7 +144,7 @@ extension Guest {
         currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
     }
 
-    /// Plays the co-host `pubId`'s own stream rather than the mix (seed:
+    /// Plays the co-host `pubId`'s own stream rather than the mix (the anyRTC SDK:
     /// setRemoteVideoRender:withRTCPubId:, once `cohostOpened` named the pubId, which
     /// only the line's hoster and co-hosts are told): each decoded frame goes to `render`
     /// on that stream's decode thread (the frame is reused afterwards); nil stops it. It

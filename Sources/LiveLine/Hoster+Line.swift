@@ -5,7 +5,7 @@ import LiveMix
 import LiveRTMP
 import LiveServer
 
-/// The hoster's co-host line (seed: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
+/// The hoster's co-host line (the anyRTC SDK: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
 ///
 /// Each accepted co-host publishes to its pubId stream; when the server reports its
 /// video opened, the hoster plays that stream and mixes it in as the next participant
@@ -15,7 +15,7 @@ import LiveServer
 /// the co-host's hear stream (`PUBID.hear`, see `CohostVoices`). A hoster in audio mode
 /// opens an audio line: its co-hosts push sound only and the slots are reported as
 /// `audioLineOpened` / `audioLineClosed`. Events arrive on `onLineEvent`; a refused request (an accept over
-/// the limit: 602) arrives as `.refused` with the seed's code.
+/// the limit: 602) arrives as `.refused` with the anyRTC SDK's code.
 ///
 /// The line holds no more co-hosts than the mix shows (`HosterMix.lineCapacity`, sent
 /// with the create): an accept past it is refused with 602, never a co-host nobody sees.
@@ -29,7 +29,7 @@ import LiveServer
 /// last event (the anyRTC SDK's onRTCLineClosed(code)); line calls are then answered
 /// with 600 until the next `createLine`.
 extension Hoster {
-    /// Opens the co-host line of `liveId` on `server` (seed: createRTCLine(token, liveId,
+    /// Opens the co-host line of `liveId` on `server` (the anyRTC SDK: createRTCLine(token, liveId,
     /// userId, userData, liveInfo)); `lineResult` follows. userData ≤ 512 bytes and
     /// liveInfo ≤ 1024 bytes (strict JSON when it starts with `{` or `[`; the living
     /// list shows it).
@@ -69,27 +69,27 @@ extension Hoster {
         if !status.audio || !status.video { setLineAVStatus(audio: status.audio, video: status.video) }
     }
 
-    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// Hands the line a fresh token (the anyRTC SDK: renewToken), e.g. after `.tokenWillExpire`
     /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
     public func renewLineToken(_ token: String) {
         guard let line = currentLine else { return reportLine(notOpen("renewToken")) }
         line.renew(with: token)
     }
 
-    /// Lets the applicant `peerId` co-host (seed: acceptRTCLine); 602 (`.refused`)
+    /// Lets the applicant `peerId` co-host (the anyRTC SDK: acceptRTCLine); 602 (`.refused`)
     /// when the line is full.
     public func acceptLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("accept")) }
         line.send { [refusal = lineRefusal] in $0.accept(peerId: peerId, reply: refusal) }
     }
 
-    /// Turns the applicant `peerId` down (seed: rejectRTCLine); it hears 601.
+    /// Turns the applicant `peerId` down (the anyRTC SDK: rejectRTCLine); it hears 601.
     public func rejectLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("reject")) }
         line.send { [refusal = lineRefusal] in $0.reject(peerId: peerId, reply: refusal) }
     }
 
-    /// Ends the co-hosting of `peerId` (seed: hangupRTCLine(peerId)); its tile leaves the mix.
+    /// Ends the co-hosting of `peerId` (the anyRTC SDK: hangupRTCLine(peerId)); its tile leaves the mix.
     public func hangupLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("hangup")) }
         line.send { [refusal = lineRefusal] in $0.hangup(peerId: peerId, reply: refusal) }
@@ -116,13 +116,13 @@ extension Hoster {
         line.send { $0.message(type: type.name, userName: userName, header: header, content: content, reply: refusal) }
     }
 
-    /// The mix template, live (seed: setMixVideoModel:). Throws when it does not fit the
+    /// The mix template, live (the anyRTC SDK: setMixVideoModel:). Throws when it does not fit the
     /// canvas with the current co-hosts; the layout in use stays then.
     public func setMixVideoModel(_ template: MixTemplate) throws {
         try setVideoTemplate(template, options: mixLayoutNow.options)
     }
 
-    /// Template and tile options, live (seed: setVideoTemplate:ver:dir:horPad:verPad:borderWidth:).
+    /// Template and tile options, live (the anyRTC SDK: setVideoTemplate:ver:dir:horPad:verPad:borderWidth:).
     public func setVideoTemplate(_ template: MixTemplate, options: MixOptions) throws {
         try currentMix?.setLayout(template: template, options: options)
         setMixLayout(template, options)
@@ -132,7 +132,7 @@ extension Hoster {
         }
     }
 
-    /// Tells the room the hoster's audio / video is on or off (seed:
+    /// Tells the room the hoster's audio / video is on or off (the anyRTC SDK:
     /// setLocalAudioEnable / setLocalVideoEnable, as remote AV status for the others).
     public func setLineAVStatus(audio: Bool, video: Bool) {
         currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: audio, video: video, reply: refusal) }

@@ -4,40 +4,40 @@ import LiveServer
 /// What a kit's co-host line reports (DESIGN.md §4's table). The hoster kit (H) and the
 /// guest kit (G) deliver these through `onLineEvent`, on the line's event-loop thread.
 public enum LineSessionEvent: Sendable, Equatable {
-    /// The answer to createLine / joinLine (seed: onRTCCreateLineResult /
+    /// The answer to createLine / joinLine (the anyRTC SDK: onRTCCreateLineResult /
     /// onRTCJoinLineResult(code, reason)). H, G.
     case lineResult(code: LiveCode, message: String)
-    /// A guest applies to co-host (seed: onRTCApplyToLine(peerId, userId, userData)). H.
+    /// A guest applies to co-host (the anyRTC SDK: onRTCApplyToLine(peerId, userId, userData)). H.
     case application(peerId: String, userId: String, userData: String)
     /// An application ended unanswered: 0 withdrawn, 602 line full, 605 timed out or left
-    /// (seed: onRTCCancelLine(code, peerId)). H.
+    /// (the anyRTC SDK: onRTCCancelLine(code, peerId)). H.
     case applicationCancelled(code: LiveCode, peerId: String, reason: String)
-    /// The answer to applyLine: 0 accepted, 601 rejected, 602 full, 605 timed out (seed:
+    /// The answer to applyLine: 0 accepted, 601 rejected, 602 full, 605 timed out (the anyRTC SDK:
     /// onRTCApplyLineResult(code)). When accepted, the guest kit starts publishing. G.
     case applicationResult(code: LiveCode, peerId: String, reason: String)
-    /// The hoster ended this guest's co-hosting (seed: onRTCHangupLine). G.
+    /// The hoster ended this guest's co-hosting (the anyRTC SDK: onRTCHangupLine). G.
     case hungUp(reason: String)
-    /// The hoster closed the line or is gone (seed: onRTCLineLeave(code)). G.
+    /// The hoster closed the line or is gone (the anyRTC SDK: onRTCLineLeave(code)). G.
     case lineLeave(code: LiveCode, reason: String)
-    /// A co-host's video joined the line (seed: onRTCOpenRemoteVideoRender(peerId,
+    /// A co-host's video joined the line (the anyRTC SDK: onRTCOpenRemoteVideoRender(peerId,
     /// pubId, userId, userData)); the hoster kit starts mixing it in. H, G.
     case cohostOpened(peerId: String, pubId: String, userId: String, userData: String)
-    /// A co-host left (seed: onRTCCloseRemoteVideoRender(peerId, pubId, userId)); the
+    /// A co-host left (the anyRTC SDK: onRTCCloseRemoteVideoRender(peerId, pubId, userId)); the
     /// hoster's layout reflows. H, G.
     case cohostClosed(peerId: String, pubId: String, userId: String, reason: String)
-    /// An audio line's co-host joined (seed: onRTCOpenRemoteAudioLine(peerId, pubId,
+    /// An audio line's co-host joined (the anyRTC SDK: onRTCOpenRemoteAudioLine(peerId, pubId,
     /// userId, userData)): as `cohostOpened`, on a line whose hoster lives in audio
     /// mode. H, G.
     case audioLineOpened(peerId: String, pubId: String, userId: String, userData: String)
-    /// An audio line's co-host left (seed: onRTCCloseRemoteAudioLine). H, G.
+    /// An audio line's co-host left (the anyRTC SDK: onRTCCloseRemoteAudioLine). H, G.
     case audioLineClosed(peerId: String, pubId: String, userId: String, reason: String)
     /// A co-host's voice level in the hoster's mix, 0–100, at most once per `showTime`
-    /// ms (seed: onRTCRemoteAudioActive(peerId, userId, level, showTime)). H.
+    /// ms (the anyRTC SDK: onRTCRemoteAudioActive(peerId, userId, level, showTime)). H.
     case remoteAudioActive(peerId: String, userId: String, level: Int, showTime: Int)
-    /// The hoster decoded the first frame of a co-host and mixes it from now on (seed:
+    /// The hoster decoded the first frame of a co-host and mixes it from now on (the anyRTC SDK:
     /// onRTCFirstRemoteVideoFrame(peerId, width, height)). H.
     case cohostFirstFrame(peerId: String, width: Int, height: Int)
-    /// A participant turned its audio or video on or off (seed: onRTCRemoteAVStatus). H, G.
+    /// A participant turned its audio or video on or off (the anyRTC SDK: onRTCRemoteAVStatus). H, G.
     case remoteAVStatus(peerId: String, audio: Bool, video: Bool)
     /// A normal or barrage message (the anyRTC SDK's onRTCUserMessage(type, userId,
     /// userName, header, content)). H, G.
@@ -47,12 +47,12 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// `roomId` the live id, what `LineServer.members(liveId:page:size:token:)` asks for
     /// the member pages with; `total` counts the hoster, the co-hosts and the guests. H, G.
     case memberCount(serverId: String, roomId: String, total: Int)
-    /// The hoster's live started / stopped (seed: onRTCLiveStart / onRTCLiveStop). G.
+    /// The hoster's live started / stopped (the anyRTC SDK: onRTCLiveStart / onRTCLiveStop). G.
     case liveStart, liveStop
-    /// The accepted co-host's own push to its pubId stream (seed: the hoster's RTMP
+    /// The accepted co-host's own push to its pubId stream (the anyRTC SDK: the hoster's RTMP
     /// delegate, for the guest's camera). G.
     case cohostPush(HosterEvent)
-    /// A request was refused: its op, the seed code and why (the seed's return value of
+    /// A request was refused: its op, the SDK's code and why (the anyRTC SDK's return value of
     /// the method, e.g. 602 for an accept over the limit). H, G.
     case refused(op: String, code: LiveCode, message: String)
     /// The signaling connection was lost and reconnect try `times` (1, 2, …) is

@@ -133,7 +133,7 @@ struct LineClosedKitTests {
         #expect(firstLog.closedCodes == [.forcedExit])
     }
 
-    @Test("the hoster's connection is lost for good: its kit ends with lineClosed 101 after its reconnect tries; its guest hears lineLeave 101, tries to join again and ends with lineClosed 101")
+    @Test("connections lost for good: the hoster's and a guest's kits end with lineClosed 101 after their reconnect tries; a guest still connected hears lineLeave 101, tries to join again and ends with lineClosed 101")
     func connectionLost() throws {
         let relay = try TokenRelay(liveId: "cut")
         defer { relay.relay.shutdown() }
@@ -144,8 +144,17 @@ struct LineClosedKitTests {
         options.reconnect = Self.quick
         let (guest, guestLog) = try joinLine(relay, liveId: "cut", user: "g", options: options)
         defer { guest.leaveLine() }
+        // A guest whose own connection goes through the proxy loses it with the hoster's.
+        let cutGuest = Guest(options: options)
+        let cutLog = LineEventLog()
+        cutGuest.onLineEvent = { cutLog.append($0) }
+        try cutGuest.joinLine(server: relay.server(signalPort: proxy.port), liveId: "cut", userId: "h",
+                              token: TokenRelay.token("h", .lineGuest, "cut"))
+        defer { cutGuest.leaveLine() }
+        #expect(cutLog.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
 
         proxy.stop()
+        #expect(cutLog.waitClosed(timeout: 5) == .networkDisconnected)
         #expect(hosterLog.waitClosed(timeout: 5) == .networkDisconnected)
         #expect(hosterLog.all.filter { $0.name == "lineReconnecting" }.count == 2)
         #expect(guestLog.waitClosed(timeout: 5) == .networkDisconnected)
@@ -153,6 +162,22 @@ struct LineClosedKitTests {
         #expect(names.contains("lineLeave") && names.contains("lineReconnecting") && names.last == "lineClosed", "\(names)")
         Thread.sleep(forTimeInterval: 0.3)
         #expect(hosterLog.closedCodes == [.networkDisconnected] && guestLog.closedCodes == [.networkDisconnected])
+    }
+}
+
+extension LineClosedKitTests {
+    @Test("the server drops a kit that floods it: some requests are refused with 201, then the line ends with lineClosed 201")
+    func flooding() throws {
+        let relay = try TokenRelay(liveId: "loud")
+        defer { relay.relay.shutdown() }
+        let (hoster, hosterLog) = try openLine(relay, liveId: "loud")
+        defer { hoster.closeLine() }
+        let (guest, log) = try joinLine(relay, liveId: "loud", user: "loud")
+        defer { guest.leaveLine() }
+        for n in 0..<200 { guest.sendMessage(userName: "loud", content: "\(n)") }
+        #expect(log.waitClosed() == .badRequest)
+        #expect(log.waitRefused("message") == .badRequest)
+        #expect(hosterLog.closedCodes.isEmpty)
     }
 }
 

@@ -46,7 +46,7 @@ struct LineKitTests {
         #expect(LineServer(rtmp: try RTMPURL(parsing: "rtmp://[::1]/live/x"), httpPort: 9000).signalURL == "ws://[::1]:9000/line")
     }
 
-    @Test("LineSessionEvent: each server event maps to its kit event with the seed's code")
+    @Test("LineSessionEvent: each server event maps to its kit event with the anyRTC SDK's code")
     func eventMapping() {
         #expect(LineSessionEvent(LineEvent(.reply, id: 1, op: "apply", code: .ok)) == nil)
         #expect(LineSessionEvent(LineEvent(.applicationResult, code: .lineFull, reason: "lineFull", peerId: "p"))
