@@ -22,8 +22,9 @@ import LiveServer
 /// However the line ends for the guest — `leaveLine` (0), the hoster closing it
 /// (`lineLeave` 0), the tries running out (101, or 204 after a server shutdown; a
 /// `lineLeave` 101, the hoster's connection lost, starts them as a lost connection of
-/// the guest's own does, so the guest is back once the hoster re-created the line), the server ending the session (212 token
-/// expired, 201 flooding, 101 silent) — the co-host push and the remote renders stop
+/// the guest's own does, so the guest is back once the hoster re-created the line),
+/// the server ending the session (212 token expired, 201 flooding, 101 silent) — the
+/// co-host push and the remote renders stop
 /// and `.lineClosed(code:reason:)` comes, once, as the line's last event (the anyRTC
 /// SDK's onRTCLineClosed(code)); line calls are then answered with 600 until the next
 /// `joinLine`.
@@ -127,7 +128,7 @@ extension Guest {
         let status = localAV
         lock.unlock()
         pipeline?.setVideoEnabled(enabled)
-        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+        tellAVStatus(status)
     }
 
     /// Off: the co-host push's audio track carries silence in place of the sound (its
@@ -141,7 +142,7 @@ extension Guest {
         let status = localAV
         lock.unlock()
         pipeline?.setAudioEnabled(enabled)
-        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+        tellAVStatus(status)
     }
 
     /// Plays the co-host `pubId`'s own stream rather than the mix (the anyRTC SDK:
@@ -181,6 +182,12 @@ extension Guest {
         if pubId == nil { remoteRenders.removeAll() }
         lock.unlock()
         stopped.forEach { $0.stop() }
+    }
+
+    /// Tells the room the co-host's switches; an audio link (linkMediaMode) sends no picture.
+    private func tellAVStatus(_ status: (audio: Bool, video: Bool)) {
+        let video = status.video && options.linkMediaMode == .video
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: video, reply: refusal) }
     }
 
     /// True while the guest publishes to its pubId stream.

@@ -17,7 +17,9 @@ public enum LineSessionEvent: Sendable, Equatable {
     case applicationResult(code: LiveCode, peerId: String, reason: String)
     /// The hoster ended this guest's co-hosting (the anyRTC SDK: onRTCHangupLine). G.
     case hungUp(reason: String)
-    /// The hoster closed the line or is gone (the anyRTC SDK: onRTCLineLeave(code)). G.
+    /// The hoster closed the line (0; `lineClosed` 0 follows) or its connection was lost
+    /// (101; the guest then joins again with its reconnect tries, `lineClosed` 101 when
+    /// they run out) (the anyRTC SDK: onRTCLineLeave(code)). G.
     case lineLeave(code: LiveCode, reason: String)
     /// A co-host's video joined the line (the anyRTC SDK: onRTCOpenRemoteVideoRender(peerId,
     /// pubId, userId, userData)); the hoster kit starts mixing it in. H, G.

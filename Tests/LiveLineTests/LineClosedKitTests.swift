@@ -189,13 +189,16 @@ struct LineMembersKitTests {
         defer { relay.relay.shutdown() }
         let (hoster, hosterLog) = try openLine(relay, liveId: "crowd")
         defer { hoster.closeLine() }
-        var guests: [Guest] = []
-        for n in 1...4 { guests.append(try joinLine(relay, liveId: "crowd", user: "g\(n)").0) }
-        defer { guests.forEach { $0.leaveLine() } }
-        let notified = hosterLog.wait { event -> (String, String)? in
-            if case .memberCount(let serverId, let roomId, 5) = event { return (serverId, roomId) }; return nil
+        var guests: [(Guest, LineEventLog)] = []
+        for n in 1...4 { guests.append(try joinLine(relay, liveId: "crowd", user: "g\(n)")) }
+        defer { guests.forEach { $0.0.leaveLine() } }
+        // Both kits hear it: the hoster and a guest.
+        for log in [hosterLog, guests[0].1] {
+            let notified = log.wait { event -> (String, String)? in
+                if case .memberCount(let serverId, let roomId, 5) = event { return (serverId, roomId) }; return nil
+            }
+            #expect(notified?.0 == relay.server.signalURL && notified?.1 == "crowd")
         }
-        #expect(notified?.0 == relay.server.signalURL && notified?.1 == "crowd")
 
         let token = TokenRelay.token("app", .api, "api/live/crowd/members")
         let first = try await relay.server.members(liveId: "crowd", page: 1, size: 2, token: token)
@@ -231,5 +234,19 @@ extension LineMembersKitTests {
         #expect(throws: LineServer.MembersError.malformed("the body ended after 2 of 10 bytes")) { try page("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n{}") }
         #expect(throws: LineServer.MembersError.malformed("the body is not a member page")) { try page("HTTP/1.1 200 OK\r\n\r\n[1,2]") }
         #expect(throws: LineServer.MembersError.refused(status: 503, code: .unknown, message: "HTTP 503")) { try page("HTTP/1.1 503 Busy\r\n\r\n") }
+    }
+}
+
+extension LineClosedKitTests {
+    @Test("a close code says whether the server ended the session on purpose, and with which SDK code")
+    func closeCodes() {
+        #expect(LineSession.endCode(closeCode: 4211) == .forcedExit)
+        #expect(LineSession.endCode(closeCode: 4212) == .authTimeout)
+        #expect(LineSession.endCode(closeCode: 4201) == .badRequest)
+        #expect(LineSession.endCode(closeCode: 4101) == .networkDisconnected)
+        #expect(LineSession.endCode(closeCode: 4999) == .unknown)
+        #expect(LineSession.endCode(closeCode: 1008) == .unknown)
+        // Losses worth a reconnect: going away (a restart), abnormal, normal.
+        #expect(LineSession.endCode(closeCode: 1001) == nil && LineSession.endCode(closeCode: 1006) == nil && LineSession.endCode(closeCode: 1000) == nil)
     }
 }
