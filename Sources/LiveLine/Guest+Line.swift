@@ -110,6 +110,16 @@ extension Guest {
         session.close(code: .ok, reason: "left the line")
     }
 
+    /// `leaveLine` without blocking: returns at once, and `completion` runs (on a thread
+    /// of its own) once the server answered, or 2 s passed, and the connection closed;
+    /// `.lineClosed(code: .ok, …)` comes just before it. Any thread, the line's loop too.
+    public func leaveLine(completion: @escaping @Sendable () -> Void) {
+        Thread.detachNewThread { [self] in
+            leaveLine()
+            completion()
+        }
+    }
+
     /// A normal or barrage message to everyone in the room (the anyRTC SDK's
     /// sendUserMessage(type, userName, header, content)); userName ≤ 256 bytes and
     /// content ≤ 1024 bytes, both required (else `.refused` with 4).

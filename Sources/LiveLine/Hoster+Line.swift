@@ -107,6 +107,16 @@ extension Hoster {
         line.close(code: .ok, reason: "closed by the hoster")
     }
 
+    /// `closeLine` without blocking: returns at once, and `completion` runs (on a thread
+    /// of its own) once the server answered, or 2 s passed, and the connection closed;
+    /// `.lineClosed(code: .ok, …)` comes just before it. Any thread, the line's loop too.
+    public func closeLine(completion: @escaping @Sendable () -> Void) {
+        Thread.detachNewThread { [self] in
+            closeLine()
+            completion()
+        }
+    }
+
     /// A normal or barrage message to everyone in the room (the anyRTC SDK's
     /// sendUserMessage(type, userName, header, content)); userName ≤ 256 bytes and
     /// content ≤ 1024 bytes, both required (else `.refused` with 4).

@@ -1,5 +1,6 @@
 import Foundation
 import LiveAuth
+import LiveTestSupport
 import LiveCore
 @testable import LiveLine
 import LiveRTMP
@@ -238,6 +239,31 @@ extension LineMembersKitTests {
 }
 
 extension LineClosedKitTests {
+    @Test("closeLine(completion:) and leaveLine(completion:) return at once, even on the line's own thread; lineClosed 0 comes before the completion")
+    func closingWithoutBlocking() throws {
+        let relay = try TokenRelay(liveId: "async")
+        defer { relay.relay.shutdown() }
+        let (hoster, hosterLog) = try openLine(relay, liveId: "async")
+        let (guest, guestLog) = try joinLine(relay, liveId: "async", user: "g")
+        // From inside a line event, on the line's loop thread: nothing blocks it.
+        let left = Locked<[LiveCode]?>(nil)
+        guest.onLineEvent = { event in
+            guestLog.append(event)
+            if case .message = event {
+                guest.leaveLine { left.update { $0 = guestLog.closedCodes } }
+            }
+        }
+        hoster.sendMessage(userName: "host", content: "bye")
+        #expect(eventually(5) { left.value != nil })
+        #expect(left.value == [.ok])
+        let closed = Locked<[LiveCode]?>(nil)
+        let started = Date()
+        hoster.closeLine { closed.update { $0 = hosterLog.closedCodes } }
+        #expect(Date().timeIntervalSince(started) < 0.1)
+        #expect(eventually(5) { closed.value != nil })
+        #expect(closed.value == [.ok])
+    }
+
     @Test("a close code says whether the server ended the session on purpose, and with which SDK code")
     func closeCodes() {
         #expect(LineSession.endCode(closeCode: 4211) == .forcedExit)
