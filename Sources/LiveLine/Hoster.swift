@@ -6,6 +6,7 @@ import LiveCore
 import LiveFilter
 import LiveMix
 import LiveRTMP
+import Synchronization
 
 /// The hoster kit (seed: ARRtmpHosterKit): capture, filters, encode and push, with the
 /// live controls of the seed's hoster and its publish events (`HosterEvent`).
@@ -58,9 +59,8 @@ public final class Hoster: @unchecked Sendable {
     /// Publish events (seed: ARHosterRtmpDelegate), on the publisher's loop thread, and
     /// the local audio level (`localAudioActive`) on the audio thread; set before `startPush`.
     public var onEvent: (@Sendable (HosterEvent) -> Void)?
-    /// Co-host line events (seed: the hoster's RTC delegate), on the line's loop thread;
-    /// set before `createLine`.
-    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)?
+    /// The handler behind `onLineEvent` (Hoster+Line.swift).
+    let lineHandler = Mutex<(@Sendable (LineSessionEvent) -> Void)?>(nil)
 
     private let lock = NSLock()
     private let filters: FilterChain
@@ -219,6 +219,13 @@ public final class Hoster: @unchecked Sendable {
         let taken = line
         line = nil
         return taken
+    }
+
+    /// Forgets `session` when it is still the hoster's line (it ended by itself).
+    func takeLine(ifItIs session: LineSession) {
+        lock.lock()
+        if line === session { line = nil }
+        lock.unlock()
     }
 
     var mixLayoutNow: (template: MixTemplate, options: MixOptions) {
