@@ -5,12 +5,12 @@ import LiveCore
 import LiveRTMP
 import LiveServer
 
-/// The guest's co-host line (seed: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
+/// The guest's co-host line (the anyRTC SDK: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
 ///
 /// Once the hoster accepts, the guest captures `options.cohost`'s source and publishes
 /// it to its pubId stream (`rtmp://SERVER/APP/<pubId>?line=SECRET`), which the hoster
 /// mixes into its own; the push stops when either side hangs up or the line closes.
-/// Events arrive on `onLineEvent`; refused requests as `.refused` with the seed's code.
+/// Events arrive on `onLineEvent`; refused requests as `.refused` with the anyRTC SDK's code.
 /// While co-hosting, the guest also plays its hear stream (`PUBID.hear`, the hoster's
 /// mix of everyone but this co-host) and hears that instead of the program's sound,
 /// which carries its own voice late (`GuestPipeline.startHearing`); it hears the program
@@ -18,8 +18,24 @@ import LiveServer
 /// A lost signaling connection stops the co-host push and is retried with
 /// `options.reconnect` (`.reconnecting`), joining again each time until `lineResult` 0;
 /// the guest is then a plain member and applies again to co-host.
+///
+/// However the line ends for the guest — `leaveLine` (0), the hoster closing it
+/// (`lineLeave` 0), the tries running out (101, or 204 after a server shutdown; a
+/// `lineLeave` 101, the hoster's connection lost, starts them as a lost connection of
+/// the guest's own does, so the guest is back once the hoster re-created the line),
+/// the server ending the session (212 token expired, 201 flooding, 101 silent) — the
+/// co-host push and the remote renders stop
+/// and `.lineClosed(code:reason:)` comes, once, as the line's last event (the anyRTC
+/// SDK's onRTCLineClosed(code)); line calls are then answered with 600 until the next
+/// `joinLine`.
+///
+/// The co-host's camera (the anyRTC SDK's guest kit camera calls): `switchCamera`,
+/// `setCameraZoom`, `setMirror`, `setLocalVideoCapturer` (preview) and
+/// `setRawFrameHook` (onRTCCaptureVideoPixelBuffer) work before and while co-hosting,
+/// on the running push from its next frame; `options.linkMediaMode` `.audio` makes the
+/// co-host push sound only (the room hears its video as off).
 extension Guest {
-    /// Joins the line of `liveId` on `server` (seed: joinRTCLine(token, liveId, userId,
+    /// Joins the line of `liveId` on `server` (the anyRTC SDK: joinRTCLine(token, liveId, userId,
     /// userData)); `lineResult` and `liveStart` follow. On a server with tokens, `token`
     /// (or the provider's tokens, renewed before they expire) must allow `line:guest` or
     /// `line:host` on `liveId`, and the user id is the token's (it replaces `userId`). A user id already in the
@@ -30,16 +46,19 @@ extension Guest {
         leaveLine()
         let session = try LineSession(server: server, backoff: options.reconnect,
                                       tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
-                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      onEvent: { [weak self] event in self?.lineEvent(event, serverId: server.signalURL, liveId: liveId) },
                                       report: { [weak self] event in self?.reportLine(event) },
                                       onInterrupted: { [weak self] in
                                           self?.stopCohostPush()
                                           self?.stopRemoteRenders()
                                       },
-                                      onLost: { [weak self] reason in
-                                          self?.stopCohostPush()
-                                          self?.stopRemoteRenders()
-                                          self?.reportLine(.disconnected(reason: reason))
+                                      onEnded: { [weak self] session, _, _ in
+                                          guard let self else { return }
+                                          lock.lock()
+                                          if line === session { line = nil }
+                                          lock.unlock()
+                                          stopCohostPush()
+                                          stopRemoteRenders()
                                       })
         lock.lock()
         line = session
@@ -50,21 +69,21 @@ extension Guest {
         }
     }
 
-    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// Hands the line a fresh token (the anyRTC SDK: renewToken), e.g. after `.tokenWillExpire`
     /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
     public func renewLineToken(_ token: String) {
         guard let line = currentLine else { return reportLine(notJoined("renewToken")) }
         line.renew(with: token)
     }
 
-    /// Applies to co-host (seed: applyRTCLine); `applicationResult` follows (0 accepted:
+    /// Applies to co-host (the anyRTC SDK: applyRTCLine); `applicationResult` follows (0 accepted:
     /// the push starts; 601 rejected, 602 full, 605 timed out).
     public func applyLine() {
         guard let line = currentLine else { return reportLine(notJoined("apply")) }
         line.send { [refusal = lineRefusal] in $0.apply(reply: refusal) }
     }
 
-    /// Withdraws the application, or leaves co-hosting and stops the push (seed:
+    /// Withdraws the application, or leaves co-hosting and stops the push (the anyRTC SDK:
     /// hangupRTCLine). The guest stays in the room.
     public func hangupLine() {
         stopCohostPush()
@@ -72,8 +91,9 @@ extension Guest {
         line.send { [refusal = lineRefusal] in $0.hangup(reply: refusal) }
     }
 
-    /// Leaves the room (seed: leaveRTCLine): co-hosting ends, the connection closes.
-    /// Any thread but the line's loop.
+    /// Leaves the room (the anyRTC SDK's leaveRTCLine): co-hosting ends, the connection
+    /// closes, and `.lineClosed(code: .ok, …)` is reported before it returns. Waits up to
+    /// 2 s for the server's answer. Any thread but the line's loop.
     public func leaveLine() {
         lock.lock()
         let session = line
@@ -82,21 +102,35 @@ extension Guest {
         guard let session else { return }
         stopCohostPush()
         stopRemoteRenders()
-        let done = DispatchSemaphore(value: 0)
-        session.send { $0.leave { _ in done.signal() } }
-        _ = done.wait(timeout: .now() + 2)
-        session.close()
+        if !session.isFinished {
+            let done = DispatchSemaphore(value: 0)
+            session.send { $0.leave { _ in done.signal() } }
+            _ = done.wait(timeout: .now() + 2)
+        }
+        session.close(code: .ok, reason: "left the line")
     }
 
-    /// A normal or barrage message to everyone in the room (seed: sendUserMessage).
-    public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
+    /// `leaveLine` without blocking: returns at once, and `completion` runs (on a thread
+    /// of its own) once the server answered, or 2 s passed, and the connection closed;
+    /// `.lineClosed(code: .ok, …)` comes just before it. Any thread, the line's loop too.
+    public func leaveLine(completion: @escaping @Sendable () -> Void) {
+        Thread.detachNewThread { [self] in
+            leaveLine()
+            completion()
+        }
+    }
+
+    /// A normal or barrage message to everyone in the room (the anyRTC SDK's
+    /// sendUserMessage(type, userName, header, content)); userName ≤ 256 bytes and
+    /// content ≤ 1024 bytes, both required (else `.refused` with 4).
+    public func sendMessage(type: LineMessageType = .normal, userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notJoined("message")) }
         let refusal = lineRefusal
-        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
+        line.send { $0.message(type: type.name, userName: userName, header: header, content: content, reply: refusal) }
     }
 
     /// Off: the co-host push sends one black frame a second instead of the camera, and
-    /// the room hears remote AV status (seed: setLocalVideoEnable:).
+    /// the room hears remote AV status (the anyRTC SDK: setLocalVideoEnable:).
     public func setLocalVideoEnable(_ enabled: Bool) {
         lock.lock()
         localAV.video = enabled
@@ -104,12 +138,12 @@ extension Guest {
         let status = localAV
         lock.unlock()
         pipeline?.setVideoEnabled(enabled)
-        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+        tellAVStatus(status)
     }
 
     /// Off: the co-host push's audio track carries silence in place of the sound (its
     /// timing goes on, see `HosterPipeline.setAudioEnabled`), and the room hears remote
-    /// AV status (seed: setLocalAudioEnable:). Before co-hosting it sets how the push
+    /// AV status (the anyRTC SDK: setLocalAudioEnable:). Before co-hosting it sets how the push
     /// starts, and the room hears it once the guest is accepted.
     public func setLocalAudioEnable(_ enabled: Bool) {
         lock.lock()
@@ -118,10 +152,10 @@ extension Guest {
         let status = localAV
         lock.unlock()
         pipeline?.setAudioEnabled(enabled)
-        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+        tellAVStatus(status)
     }
 
-    /// Plays the co-host `pubId`'s own stream rather than the mix (seed:
+    /// Plays the co-host `pubId`'s own stream rather than the mix (the anyRTC SDK:
     /// setRemoteVideoRender:withRTCPubId:, once `cohostOpened` named the pubId, which
     /// only the line's hoster and co-hosts are told): each decoded frame goes to `render`
     /// on that stream's decode thread (the frame is reused afterwards); nil stops it. It
@@ -129,7 +163,7 @@ extension Guest {
     /// provider (or a line opened with a token) the play carries a token, as a relay
     /// with tokens on wants from line members. Any thread; blocks while a token provider
     /// answers. Throws when the guest is in no line or the play cannot start.
-    public func setRemoteVideoRender(pubId: String, render: ((VideoFrame) -> Void)?) throws {
+    public func setRemoteVideoRender(pubId: String, render: (@Sendable (VideoFrame) -> Void)?) throws {
         lock.lock()
         let previous = remoteRenders.removeValue(forKey: pubId)
         lock.unlock()
@@ -160,6 +194,12 @@ extension Guest {
         stopped.forEach { $0.stop() }
     }
 
+    /// Tells the room the co-host's switches; an audio link (linkMediaMode) sends no picture.
+    private func tellAVStatus(_ status: (audio: Bool, video: Bool)) {
+        let video = status.video && options.linkMediaMode == .video
+        currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: video, reply: refusal) }
+    }
+
     /// True while the guest publishes to its pubId stream.
     public var isCohosting: Bool {
         lock.lock()
@@ -182,23 +222,38 @@ extension Guest {
         return line
     }
 
-    private func lineEvent(_ event: LineEvent) {
+    private func lineEvent(_ event: LineEvent, serverId: String, liveId: String) {
+        let kitEvent = LineSessionEvent(event, serverId: serverId, roomId: liveId)
         switch event.event {
         case .applicationResult where event.liveCode == .ok:
             if let pubId = event.pubId, let line = currentLine {
-                startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery), audioOnly: event.audioLine == true)
+                let audioLine = event.audioLine == true
+                startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery), audioOnly: audioLine)
                 // Only this co-host may play its hear stream: with its publish query (or its token's user).
                 playingPipeline?.startHearing(url: line.server.streamURL(pubId: pubId + LineRegistry.hearSuffix, query: event.publishQuery),
                                               tokenProvider: options.tokenProvider)
-                // The room hears only co-hosts' switches: one made before the accept is told now.
+                // The room hears only co-hosts' switches: one made before the accept is told
+                // now, and so is the picture an audio link (linkMediaMode) never sends.
                 lock.lock()
                 let status = localAV
                 lock.unlock()
-                if !status.audio || !status.video {
-                    line.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: status.video, reply: refusal) }
+                let video = status.video && (audioLine || options.linkMediaMode == .video)
+                if !status.audio || !video {
+                    line.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: video, reply: refusal) }
                 }
             }
-        case .hungUp, .lineLeave, .liveStop, .tokenExpired:
+        case .lineLeave:
+            // Closed by the hoster: the line is over for this guest (lineLeave, then
+            // lineClosed 0). The hoster's connection lost: it may come back and re-create
+            // the line, so the guest joins again as after a lost connection of its own.
+            if let kitEvent { reportLine(kitEvent) }
+            if event.liveCode == .ok {
+                currentLine?.end(code: .ok, reason: "the hoster closed the line")
+            } else {
+                currentLine?.interrupt(reason: "the hoster's connection was lost (\(event.reason ?? "gone"))")
+            }
+            return
+        case .hungUp, .liveStop, .tokenExpired:
             stopCohostPush()
             stopRemoteRenders()
         case .cohostClosed:
@@ -206,7 +261,7 @@ extension Guest {
         default:
             break
         }
-        if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
+        if let kitEvent { reportLine(kitEvent) }
     }
 
     private func startCohostPush(url: RTMPURL, audioOnly: Bool) {
@@ -220,7 +275,10 @@ extension Guest {
                 // The hoster's pipeline: the co-host's picture and sound (`options.cohost`).
                 var configuration = options.cohost
                 if audioOnly { configuration.livingMediaMode = .audio }
-                let pipeline = try HosterPipeline(configuration: configuration, testMix: false)
+                // The camera in use (switchCamera) through the camera's shared filters.
+                configuration.source = cohostCamera.sourceSpec
+                let filters = configuration.livingMediaMode == .video ? try cohostCamera.makeFilterChain() : nil
+                let pipeline = try HosterPipeline(configuration: configuration, filters: filters, testMix: false)
                 let push = RTMPPublishSink(url: url, options: options.cohostPush)
                 push.encoder = pipeline.encoder
                 push.onEvent = { [weak self] event in
@@ -277,6 +335,13 @@ extension Guest {
 
     private func notJoined(_ op: String) -> LineSessionEvent {
         .refused(op: op, code: .lineNotStarted, message: "no line: call joinLine first")
+    }
+
+    /// Co-host line events (the anyRTC SDK's guest RTC delegate), on the line's loop
+    /// thread (`leaveLine`'s `.lineClosed` on its caller's). May be set from any thread.
+    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
+        get { lineHandler.withLock { $0 } }
+        set { lineHandler.withLock { $0 = newValue } }
     }
 
     func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }

@@ -3,6 +3,7 @@ import LiveAuth
 import LiveCodec
 import LiveCore
 import LiveRTMP
+import Synchronization
 
 /// Where the guest shows its picture (seed: the render view of startRtmpPlay:render:).
 /// `render` is called on the decode thread with a frame of `size` (the stream's own
@@ -62,9 +63,10 @@ public final class Guest: @unchecked Sendable {
     /// Every decoded audio frame of the played stream (planar float, the stream's rate
     /// and channels), on the decode thread; set before `startPlay`.
     public var onAudio: ((AudioFrame) -> Void)?
-    /// Co-host line events (seed: the guest's RTC delegate), on the line's loop thread;
-    /// set before `joinLine`.
-    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)?
+    /// The handler behind `onLineEvent` (Guest+Line.swift).
+    let lineHandler = Mutex<(@Sendable (LineSessionEvent) -> Void)?>(nil)
+    /// The co-host's camera controls, preview and raw-frame hook (Guest+Line.swift).
+    let cohostCamera: CohostCamera
 
     let lock = NSLock()
     private var pipeline: GuestPipeline?
@@ -90,6 +92,7 @@ public final class Guest: @unchecked Sendable {
     public init(options: Options = Options()) {
         self.options = options
         renderMode = options.renderMode
+        cohostCamera = CohostCamera(configuration: options.cohost)
     }
 
     /// Starts playing `url` into `sink` (seed: startRtmpPlay:render:). Returns at once;

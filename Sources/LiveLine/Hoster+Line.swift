@@ -6,7 +6,7 @@ import LiveRTMP
 import LiveServer
 import Synchronization
 
-/// The hoster's co-host line (seed: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
+/// The hoster's co-host line (the anyRTC SDK: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
 ///
 /// Each accepted co-host publishes to its pubId stream; when the server reports its
 /// video opened, the hoster plays that stream and mixes it in as the next participant
@@ -16,14 +16,19 @@ import Synchronization
 /// the co-host's hear stream (`PUBID.hear`, see `CohostVoices`). A hoster in audio mode
 /// opens an audio line: its co-hosts push sound only and the slots are reported as
 /// `audioLineOpened` / `audioLineClosed`. Events arrive on `onLineEvent`; a refused request (an accept over
-/// the limit: 602) arrives as `.refused` with the seed's code.
+/// the limit: 602) arrives as `.refused` with the anyRTC SDK's code.
 ///
 /// The line holds no more co-hosts than the mix shows (`HosterMix.lineCapacity`, sent
 /// with the create): an accept past it is refused with 602, never a co-host nobody sees.
 /// A lost signaling connection is retried with the push's backoff (`.reconnecting`);
 /// each try creates the line again, which reclaims it while the server still holds it
 /// (its co-hosts come back) or opens it afresh after a server restart (its co-hosts
-/// apply again). `.disconnected` comes only when the tries run out.
+/// apply again). However the line ends — `closeLine` (0), the tries running out (101,
+/// or 204 after a server shutdown), the server ending the session (212 token expired,
+/// 211 the line reclaimed on another connection, 201 flooding, 101 silent) — the
+/// co-hosts leave the mix and `.lineClosed(code:reason:)` comes, once, as the line's
+/// last event (the anyRTC SDK's onRTCLineClosed(code)); line calls are then answered
+/// with 600 until the next `createLine`.
 extension Hoster {
     /// Opens the co-host line of `liveId` on `server` (the anyRTC SDK's createRTCLine(token,
     /// liveId, userId, userData, liveInfo)) and returns at once; `lineResult` follows. A
@@ -49,10 +54,10 @@ extension Hoster {
         let capacity = try mixStage().lineCapacity
         let session = try LineSession(server: server, backoff: options.push.backoff,
                                       tokenProvider: tokenProvider ?? (token == nil ? options.tokenProvider : nil),
-                                      onEvent: { [weak self] event in self?.lineEvent(event) },
+                                      onEvent: { [weak self] event in self?.lineEvent(event, serverId: server.signalURL, liveId: liveId) },
                                       report: { [weak self] event in self?.reportLine(event) },
                                       onInterrupted: { [weak self] in self?.removeAllCohosts() },
-                                      onLost: { [weak self] reason in self?.lineLost(reason) })
+                                      onEnded: { [weak self] session, _, _ in self?.lineEnded(session) })
         setLine(session)
         let stream = "\(server.rtmp.app)/\(server.rtmp.streamName)"
         let audioLine = options.audioLine
@@ -74,63 +79,68 @@ extension Hoster {
         if !status.audio || !status.video { setLineAVStatus(audio: status.audio, video: status.video) }
     }
 
-    /// Hands the line a fresh token (seed: renewToken), e.g. after `.tokenWillExpire`
+    /// Hands the line a fresh token (the anyRTC SDK: renewToken), e.g. after `.tokenWillExpire`
     /// when no provider was given; `.tokenRenewed` or `.authFailed` follows.
     public func renewLineToken(_ token: String) {
         guard let line = currentLine else { return reportLine(notOpen("renewToken")) }
         line.renew(with: token)
     }
 
-    /// Lets the applicant `peerId` co-host (seed: acceptRTCLine); 602 (`.refused`)
+    /// Lets the applicant `peerId` co-host (the anyRTC SDK: acceptRTCLine); 602 (`.refused`)
     /// when the line is full.
     public func acceptLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("accept")) }
         line.send { [refusal = lineRefusal] in $0.accept(peerId: peerId, reply: refusal) }
     }
 
-    /// Turns the applicant `peerId` down (seed: rejectRTCLine); it hears 601.
+    /// Turns the applicant `peerId` down (the anyRTC SDK: rejectRTCLine); it hears 601.
     public func rejectLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("reject")) }
         line.send { [refusal = lineRefusal] in $0.reject(peerId: peerId, reply: refusal) }
     }
 
-    /// Ends the co-hosting of `peerId` (seed: hangupRTCLine(peerId)); its tile leaves the mix.
+    /// Ends the co-hosting of `peerId` (the anyRTC SDK: hangupRTCLine(peerId)); its tile leaves the mix.
     public func hangupLine(peerId: String) {
         guard let line = currentLine else { return reportLine(notOpen("hangup")) }
         line.send { [refusal = lineRefusal] in $0.hangup(peerId: peerId, reply: refusal) }
     }
 
     /// Closes the line for everyone (the anyRTC SDK's closeRTCLine) and returns at once:
-    /// every co-host leaves the mix now; the guests get liveStop (while the live is on)
-    /// and lineLeave; the connection closes once the server has answered, or after 2 s
-    /// without an answer, and then `closed` runs (on another thread; at once when there
-    /// is no line). Any thread.
-    public func closeLine(then closed: (@Sendable () -> Void)? = nil) {
+    /// every co-host leaves the mix and this kit reports `.lineClosed(code: .ok, …)`
+    /// before it returns (line calls are answered with 600 from then on); the guests get
+    /// liveStop (while the live is on), lineLeave 0 and lineClosed 0. The connection
+    /// closes once the server has answered, or after 2 s without an answer, and then
+    /// `completion` runs, on a thread of its own (at once when there is no line). Any
+    /// thread, the line's loop too.
+    public func closeLine(completion: (@Sendable () -> Void)? = nil) {
         guard let line = takeLine() else {
-            closed?()
+            completion?()
             return
         }
         removeAllCohosts()
-        let closing = LineClosing(line, then: closed)
+        line.finish(code: .ok, reason: "closed by the hoster")
+        let closing = LineClosing(line, completion: completion)
         line.send { client in client.closeLine { _ in DispatchQueue.global().async { closing.finish() } } }
         DispatchQueue.global().asyncAfter(deadline: .now() + 2) { closing.finish() }
     }
 
-    /// A normal or barrage message to everyone in the room (seed: sendUserMessage(type,
-    /// userName, header, content)); userName ≤ 256 bytes and content ≤ 1024 bytes, both required.
-    public func sendMessage(type: String = "normal", userName: String, header: String = "", content: String) {
+
+    /// A normal or barrage message to everyone in the room (the anyRTC SDK's
+    /// sendUserMessage(type, userName, header, content)); userName ≤ 256 bytes and
+    /// content ≤ 1024 bytes, both required (else `.refused` with 4).
+    public func sendMessage(type: LineMessageType = .normal, userName: String, header: String = "", content: String) {
         guard let line = currentLine else { return reportLine(notOpen("message")) }
         let refusal = lineRefusal
-        line.send { $0.message(type: type, userName: userName, header: header, content: content, reply: refusal) }
+        line.send { $0.message(type: type.name, userName: userName, header: header, content: content, reply: refusal) }
     }
 
-    /// The mix template, live (seed: setMixVideoModel:). Throws when it does not fit the
+    /// The mix template, live (the anyRTC SDK: setMixVideoModel:). Throws when it does not fit the
     /// canvas with the current co-hosts; the layout in use stays then.
     public func setMixVideoModel(_ template: MixTemplate) throws {
         try setVideoTemplate(template, options: mixLayoutNow.options)
     }
 
-    /// Template and tile options, live (seed: setVideoTemplate:ver:dir:horPad:verPad:borderWidth:).
+    /// Template and tile options, live (the anyRTC SDK: setVideoTemplate:ver:dir:horPad:verPad:borderWidth:).
     public func setVideoTemplate(_ template: MixTemplate, options: MixOptions) throws {
         try currentMix?.setLayout(template: template, options: options)
         setMixLayout(template, options)
@@ -140,7 +150,7 @@ extension Hoster {
         }
     }
 
-    /// Tells the room the hoster's audio / video is on or off (seed:
+    /// Tells the room the hoster's audio / video is on or off (the anyRTC SDK:
     /// setLocalAudioEnable / setLocalVideoEnable, as remote AV status for the others).
     public func setLineAVStatus(audio: Bool, video: Bool) {
         currentLine?.send { [refusal = lineRefusal] in $0.setAVStatus(audio: audio, video: video, reply: refusal) }
@@ -151,7 +161,7 @@ extension Hoster {
 
     // MARK: - Line loop thread
 
-    private func lineEvent(_ event: LineEvent) {
+    private func lineEvent(_ event: LineEvent, serverId: String, liveId: String) {
         switch event.event {
         case .cohostOpened:
             if let peerId = event.peerId, let pubId = event.pubId, let line = currentLine {
@@ -172,7 +182,7 @@ extension Hoster {
         default:
             break
         }
-        if let kitEvent = LineSessionEvent(event) { reportLine(kitEvent) }
+        if let kitEvent = LineSessionEvent(event, serverId: serverId, roomId: liveId) { reportLine(kitEvent) }
     }
 
     private func openCohost(peerId: String, userId: String, url: RTMPURL, hear: RTMPURL?) {
@@ -192,9 +202,11 @@ extension Hoster {
         }
     }
 
-    private func lineLost(_ reason: String) {
+    /// The line `session` ended (any way): its co-hosts leave the mix, and it is no
+    /// longer the hoster's line.
+    private func lineEnded(_ session: LineSession) {
+        takeLine(ifItIs: session)
         removeAllCohosts()
-        reportLine(.disconnected(reason: reason))
     }
 
     func removeAllCohosts() {
@@ -204,6 +216,13 @@ extension Hoster {
 
     private func notOpen(_ op: String) -> LineSessionEvent {
         .refused(op: op, code: .lineNotStarted, message: "no line: call createLine first")
+    }
+
+    /// Co-host line events (the anyRTC SDK's hoster RTC delegate), on the line's loop
+    /// thread (`closeLine`'s `.lineClosed` on its caller's). May be set from any thread.
+    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
+        get { lineHandler.withLock { $0 } }
+        set { lineHandler.withLock { $0 = newValue } }
     }
 
     func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }
@@ -217,12 +236,12 @@ extension Hoster {
 /// A line being closed: its connection closes once, on the server's answer or the timeout.
 private final class LineClosing: Sendable {
     private let line: LineSession
-    private let closed: (@Sendable () -> Void)?
+    private let completion: (@Sendable () -> Void)?
     private let done = Mutex(false)
 
-    init(_ line: LineSession, then closed: (@Sendable () -> Void)?) {
+    init(_ line: LineSession, completion: (@Sendable () -> Void)?) {
         self.line = line
-        self.closed = closed
+        self.completion = completion
     }
 
     func finish() {
@@ -231,7 +250,7 @@ private final class LineClosing: Sendable {
             return !done
         }
         guard first else { return }
-        line.close()
-        closed?()
+        line.close(code: .ok, reason: "closed by the hoster")
+        completion?()
     }
 }

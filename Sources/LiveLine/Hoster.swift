@@ -23,8 +23,8 @@ import Synchronization
 /// and `stopPush`, `createLine` and `closeLine` return at once and their outcome
 /// arrives as events (`ok` / `failed` / `closed`, `lineResult` …), as the SDK's
 /// delegates report it; `wait(seconds:)` waits for the push's end when a caller wants to,
-/// and `closeLine(then:)` runs a completion once the line's connection has closed (for a
-/// program about to exit).
+/// and `closeLine(completion:)` runs a completion once the line's connection has closed
+/// (for a program about to exit).
 ///
 /// The controls may be called from any thread, before or during the push; they take
 /// effect from the next captured frame.
@@ -126,14 +126,10 @@ public final class Hoster: Sendable {
         var localSize: (width: Int, height: Int)?
     }
 
-    /// The two event handlers, read on the threads that report.
-    private struct Handlers {
-        var push: (@Sendable (HosterEvent) -> Void)?
-        var line: (@Sendable (LineSessionEvent) -> Void)?
-    }
-
     public let options: Options
-    private let handlers = Mutex(Handlers())
+    private let pushHandler = Mutex<(@Sendable (HosterEvent) -> Void)?>(nil)
+    /// The handler behind `onLineEvent` (Hoster+Line.swift).
+    let lineHandler = Mutex<(@Sendable (LineSessionEvent) -> Void)?>(nil)
     let state: Mutex<State>
     private let filters: FilterChain
     private let makeSource: SourceMaker
@@ -144,16 +140,8 @@ public final class Hoster: Sendable {
     /// fails on the push's start thread), the capture thread (the local picture) and the
     /// audio thread (`localAudioActive`). May be set or replaced at any time, from any thread.
     public var onEvent: (@Sendable (HosterEvent) -> Void)? {
-        get { handlers.withLock { $0.push } }
-        set { handlers.withLock { $0.push = newValue } }
-    }
-
-    /// Co-host line events (the anyRTC SDK's ARHosterRtcDelegate), on the line's loop
-    /// thread (a co-host's picture size: its decode thread). May be set or replaced at any
-    /// time, from any thread.
-    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
-        get { handlers.withLock { $0.line } }
-        set { handlers.withLock { $0.line = newValue } }
+        get { pushHandler.withLock { $0 } }
+        set { pushHandler.withLock { $0 = newValue } }
     }
 
     public convenience init(options: Options = Options()) throws {
@@ -344,7 +332,7 @@ public final class Hoster: Sendable {
         line.send { [refusal = lineRefusal] in $0.setLive(live, reply: refusal) }
     }
 
-    func emit(_ event: HosterEvent) { handlers.withLock { $0.push }?(event) }
+    func emit(_ event: HosterEvent) { pushHandler.withLock { $0 }?(event) }
 
     /// The mix stage, made on first use from the configuration (template, options, test
     /// co-hosts, the co-hosts' fill image).
@@ -379,6 +367,13 @@ public final class Hoster: Sendable {
             let taken = state.line
             state.line = nil
             return taken
+        }
+    }
+
+    /// Forgets `session` when it is still the hoster's line (it ended by itself).
+    func takeLine(ifItIs session: LineSession) {
+        state.withLock { state in
+            if state.line === session { state.line = nil }
         }
     }
 

@@ -3,10 +3,11 @@ import LiveAuth
 import LiveCore
 import LiveNet
 import LiveServer
+import Synchronization
 
 /// A kit's connection to the co-host line: a `LineClient` on an event loop of its own,
 /// with the server's events turned into `LineSessionEvent`s and every refused request
-/// reported as `.refused` (so no seed return code is lost).
+/// reported as `.refused` (so no return code of the anyRTC SDK is lost).
 ///
 /// Reconnect: a connection lost after it was open (the server restarted, the network
 /// dropped it) is tried again with `backoff`, the push's schedule (2 s × 1.5^n with
@@ -14,21 +15,28 @@ import LiveServer
 /// that connects sends the create or join again (`start`'s opener, with a fresh token
 /// from the provider); one the server refuses (the hoster's push not republished yet,
 /// the line not re-created yet, the old connection not yet gone) counts as a failed try.
-/// When the tries run out, `onLost` ends the session (`.disconnected`, code 101).
 /// Requests made while the line is down are answered at once with 101.
+///
+/// The end: every way the line ends for this kit ends the session once, with the SDK's
+/// code (onRTCLineClosed(code)): `onEnded` runs, then `.lineClosed(code:reason:)` is
+/// reported, and nothing is reported after it. The ways: `close` (the kit closed or
+/// left: 0, or the code it gives), `end` (the kit heard the line is over, e.g. the
+/// guest's lineLeave), the server closing the session on purpose (its close code is
+/// 4000 + the SDK code: 211 forced exit when the hoster's line was reclaimed elsewhere,
+/// 212 token expired, 201 far over the request rate, 101 silent past the heartbeat
+/// timeout), the first connect failing (101) and the reconnect tries running out
+/// (101; 204 when the last loss was the server shutting down, 1001, and it never came back).
 ///
 /// Tokens: a fixed `token`, or a `TokenProvider` asked for the first token (before the
 /// create or join goes out) and again whenever the server says `tokenWillExpire`; the
 /// fresh token goes out as `renewToken`. As the token provider model of the anyRTC / Agora
 /// call kits wants it, a refresh that returns the same token or another user is not
 /// used, and the old token stays in force until it expires (then the server ends the
-/// session with 212, reported as `.authFailed`).
+/// session with 212, reported as `.authFailed` and `.lineClosed`).
 ///
-/// Callbacks run on the loop thread. Thread-safe: requests may be sent from any thread.
-final class LineSession: @unchecked Sendable {
-    // @unchecked: `loop`, `provider`, `backoff` and the callbacks are immutable
-    // (LineClient is thread-safe); every `var` is touched only while holding `lock`.
-
+/// Callbacks run on the loop thread (`close`'s `.lineClosed` on the caller's). Thread-safe:
+/// requests may be sent from any thread; the mutable state is one `Mutex`.
+final class LineSession: Sendable {
     /// Sends the create or join on `client` with the token and the user it names;
     /// `reply` reports its refusal (nil on a reconnect, where a refusal is another try).
     typealias Opener = @Sendable (_ client: LineClient, _ token: String?, _ userId: String?,
@@ -42,36 +50,44 @@ final class LineSession: @unchecked Sendable {
     private let onEvent: @Sendable (LineEvent) -> Void
     private let report: @Sendable (LineSessionEvent) -> Void
     private let onInterrupted: @Sendable () -> Void
-    private let onLost: @Sendable (String) -> Void
-    private let lock = NSLock()
-    /// The connection in use: after a loss, the closed one (it answers requests with
-    /// 101) until a reconnect has opened the next.
-    private var client: LineClient!
-    /// The token in use and whom it names.
-    private var current: (token: String, uid: String)?
-    /// False until the create or join went out; requests made before wait here, in order.
-    private var opened = false
-    private var waiting: [@Sendable (LineClient) -> Void] = []
-    private var opener: Opener?
-    private var givenToken: String?
-    /// Reconnect tries since the line was last open.
-    private var attempt = 0
-    /// A reconnect's create or join waits for its lineResult.
-    private var reopening = false
-    /// No reconnect: `close()` was called, or the server ended the session (212).
-    private var ended = false
-    private var retryTimer: TimerHandle?
+    private let onEnded: @Sendable (LineSession, LiveCode, String) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        /// The connection in use: after a loss, the closed one (it answers requests with
+        /// 101) until a reconnect has opened the next. Set once `init` made the first.
+        var client: LineClient?
+        /// The token in use and whom it names.
+        var current: (token: String, uid: String)?
+        /// False until the create or join went out; requests made before wait here, in order.
+        var opened = false
+        var waiting: [@Sendable (LineClient) -> Void] = []
+        var opener: Opener?
+        var givenToken: String?
+        /// Reconnect tries since the line was last open.
+        var attempt = 0
+        /// A reconnect's create or join waits for its lineResult.
+        var reopening = false
+        /// No reconnect: the session ended, or the server is about to end it (212).
+        var ended = false
+        /// `.lineClosed` was reported: nothing more is.
+        var finished = false
+        /// The last loss was the server shutting down (close 1001).
+        var serverWentAway = false
+        var retryTimer: TimerHandle?
+    }
 
     /// `onEvent` gets every server event first as the raw `LineEvent` (for the kit's own
     /// bookkeeping); `report` gets the session's own events (reconnects, renewals, auth
-    /// failures); `onInterrupted` runs when the connection is lost and a reconnect is
-    /// tried (co-hosting ends with it), `onLost` when the line is lost for good.
+    /// failures, the end); `onInterrupted` runs when the connection is lost and a reconnect
+    /// is tried (co-hosting ends with it), `onEnded` once when the line ends for this kit,
+    /// just before `.lineClosed` is reported.
     init(server: LineServer, heartbeat: Duration = .seconds(5), backoff: ReconnectBackoff = ReconnectBackoff(),
          tokenProvider: TokenProvider? = nil,
          onEvent: @escaping @Sendable (LineEvent) -> Void,
          report: @escaping @Sendable (LineSessionEvent) -> Void,
          onInterrupted: @escaping @Sendable () -> Void = {},
-         onLost: @escaping @Sendable (String) -> Void) throws {
+         onEnded: @escaping @Sendable (LineSession, LiveCode, String) -> Void) throws {
         self.server = server
         self.heartbeat = heartbeat
         self.backoff = backoff
@@ -79,35 +95,38 @@ final class LineSession: @unchecked Sendable {
         self.onEvent = onEvent
         self.report = report
         self.onInterrupted = onInterrupted
-        self.onLost = onLost
+        self.onEnded = onEnded
         loop = try EventLoop(name: "liveline-line")
         loop.start()
         let first = makeClient()
-        client = first
+        state.withLock { $0.client = first }
         let url = server.signalURL
-        first.connect { result in
-            if case .failure(let error) = result { onLost("connecting to \(url) failed: \(error)") }
+        first.connect { [weak self] result in
+            if case .failure(let error) = result {
+                self?.end(code: .networkDisconnected, reason: "connecting to \(url) failed: \(error)")
+            }
         }
     }
+
+    /// The connection in use.
+    private var client: LineClient { state.withLock { $0.client! } }
 
     /// Sends the create or join through `opener`, now and again after every reconnect,
     /// with `token` as given or the provider's (a provider that fails is reported as
     /// `.authFailed` and nothing is sent). With tokens the server knows the user by the
     /// token, so the kits send that user id (nil without a token).
     func start(token: String?, reply: @escaping @Sendable (LineEvent) -> Void, _ opener: @escaping Opener) {
-        lock.lock()
-        self.opener = opener
-        givenToken = token
-        let client = self.client!
-        lock.unlock()
+        let client = state.withLock { state in
+            state.opener = opener
+            state.givenToken = token
+            return state.client!
+        }
         open(on: client, reply: reply)
     }
 
     /// Runs the opener on `client`, then lets the requests that waited go out.
     private func open(on client: LineClient, reply: (@Sendable (LineEvent) -> Void)?) {
-        lock.lock()
-        let opener = self.opener, given = current?.token ?? givenToken
-        lock.unlock()
+        let (opener, given) = state.withLock { ($0.opener, $0.current?.token ?? $0.givenToken) }
         guard let opener else { return }
         guard let provider else {
             let user = given.flatMap(AccessToken.peek)?.sub
@@ -144,9 +163,7 @@ final class LineSession: @unchecked Sendable {
         let url = server.signalURL
         client.onClose = { [weak self, weak client] code, reason in
             guard let self, let client else { return }
-            // 1008: the server ended this session on purpose (its token expired, it was
-            // silent or flooding, its hoster reconnected elsewhere): no reconnect then.
-            self.lost(client, "the line connection to \(url) closed (\(code) \(reason))", final: code == 1008)
+            self.lost(client, "the line connection to \(url) closed (\(code) \(reason))", closeCode: code, closeReason: reason)
         }
         return client
     }
@@ -157,15 +174,14 @@ final class LineSession: @unchecked Sendable {
             renew()
         case .tokenExpired:
             // The server closes the session next: that is the end, not a loss to repair.
-            lock.lock()
-            ended = true
-            lock.unlock()
+            state.withLock { $0.ended = true }
         case .lineResult:
-            lock.lock()
-            let again = reopening
-            reopening = false
-            if event.liveCode == .ok { attempt = 0 }
-            lock.unlock()
+            let again = state.withLock { state in
+                let again = state.reopening
+                state.reopening = false
+                if event.liveCode == .ok { state.attempt = 0 }
+                return again
+            }
             if again, event.liveCode != .ok {
                 // Not back yet (the push not republished, the line not re-created, the old
                 // connection still in the room): this try failed, the next may not.
@@ -177,46 +193,78 @@ final class LineSession: @unchecked Sendable {
         default:
             break
         }
+        guard !state.withLock({ $0.finished }) else { return }
         onEvent(event)
     }
 
+    /// What a close code says about the end: the SDK code when the server ended the
+    /// session on purpose (4000 + code; 1008 from a server that names none), nil for a
+    /// loss worth a reconnect. Pure.
+    static func endCode(closeCode: UInt16) -> LiveCode? {
+        let base = LineDelivery.closeCodeBase
+        if closeCode >= base, closeCode < base + 1000 { return LiveCode(rawValue: Int(closeCode - base)) ?? .unknown }
+        return closeCode == 1008 ? .unknown : nil
+    }
+
     /// The connection `client` closed without `close()`.
-    private func lost(_ client: LineClient, _ reason: String, final: Bool) {
-        lock.lock()
-        let isCurrent = client === self.client
-        let over = ended || final
-        ended = over
-        lock.unlock()
-        guard isCurrent else { return }
-        if over { return onLost(reason) }
+    private func lost(_ client: LineClient, _ reason: String, closeCode: UInt16, closeReason: String) {
+        let serverCode = Self.endCode(closeCode: closeCode)
+        let current = state.withLock { state -> Bool? in
+            guard client === state.client else { return nil }
+            state.ended = state.ended || serverCode != nil
+            state.serverWentAway = closeCode == 1001
+            return state.ended
+        }
+        guard let over = current else { return }
+        if over {
+            // The server said why (its reason names it); a token that expired is 212 either way.
+            return end(code: serverCode ?? .authTimeout, reason: closeReason.isEmpty ? reason : closeReason)
+        }
+        onInterrupted()
+        retry(after: reason)
+    }
+
+    /// The line dropped this kit while its connection is fine (a guest's hoster lost
+    /// its connection: lineLeave 101): handled as a lost connection, so the connection
+    /// closes and the reconnect tries join again until the hoster has re-created the line
+    /// (or end the session with 101 when they run out).
+    func interrupt(reason: String) {
+        guard let client = state.withLock({ $0.ended ? nil : $0.client }) else { return }
+        client.onClose = nil
+        client.disconnect()
         onInterrupted()
         retry(after: reason)
     }
 
     /// Schedules the next reconnect try, or ends the session when the tries ran out.
     private func retry(after reason: String) {
-        lock.lock()
-        guard !ended else { return lock.unlock() }
-        let tried = attempt
-        guard let delay = backoff.delay(attempt: tried, unit: Double.random(in: 0...1)) else {
-            ended = true
-            lock.unlock()
-            return onLost("\(reason); \(tried) reconnect(s) failed")
+        enum Next { case none, wait(Double, Int), giveUp(Int, Bool) }
+        let next: Next = state.withLock { state in
+            guard !state.ended else { return .none }
+            let tried = state.attempt
+            guard let delay = backoff.delay(attempt: tried, unit: Double.random(in: 0...1)) else {
+                return .giveUp(tried, state.serverWentAway)
+            }
+            state.attempt += 1
+            return .wait(delay, tried)
         }
-        attempt += 1
-        lock.unlock()
-        report(.reconnecting(times: tried + 1, reason: reason))
-        let timer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in self?.reconnect() }
-        lock.lock()
-        retryTimer = timer
-        lock.unlock()
+        switch next {
+        case .none:
+            return
+        case .giveUp(let tried, let serverWentAway):
+            let code: LiveCode = serverWentAway ? .serverError : .networkDisconnected
+            let why = serverWentAway ? "the server shut down and did not come back: " : ""
+            return end(code: code, reason: "\(why)\(reason); \(tried) reconnect(s) failed")
+        case .wait(let delay, let tried):
+            report(.reconnecting(times: tried + 1, reason: reason))
+            let timer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in self?.reconnect() }
+            state.withLock { $0.retryTimer = timer }
+        }
     }
 
     /// One reconnect try: a fresh connection that, once open, sends the create or join again.
     private func reconnect() {
-        lock.lock()
-        guard !ended else { return lock.unlock() }
-        lock.unlock()
+        guard !state.withLock({ $0.ended }) else { return }
         let fresh = makeClient()
         let url = server.signalURL
         fresh.connect { [weak self] result in
@@ -225,16 +273,17 @@ final class LineSession: @unchecked Sendable {
             case .failure(let error):
                 self.retry(after: "connecting to \(url) failed: \(error)")
             case .success:
-                self.lock.lock()
-                if self.ended {
-                    self.lock.unlock()
+                let taken = self.state.withLock { state -> Bool in
+                    guard !state.ended else { return false }
+                    state.client = fresh
+                    state.opened = false
+                    state.reopening = true
+                    return true
+                }
+                guard taken else {
                     fresh.onClose = nil
                     return fresh.disconnect()
                 }
-                self.client = fresh
-                self.opened = false
-                self.reopening = true
-                self.lock.unlock()
                 self.open(on: fresh, reply: nil)
             }
         }
@@ -243,39 +292,32 @@ final class LineSession: @unchecked Sendable {
     /// Runs `body` with the client once the create or join went out (at once when it
     /// has): a request made while the first token is fetched would otherwise overtake it.
     func send(_ body: @escaping @Sendable (LineClient) -> Void) {
-        lock.lock()
-        if opened {
-            let client = self.client!
-            lock.unlock()
-            return body(client)
+        let ready: LineClient? = state.withLock { state in
+            if state.opened { return state.client! }
+            state.waiting.append(body)
+            return nil
         }
-        waiting.append(body)
-        lock.unlock()
+        if let ready { body(ready) }
     }
 
     private func flushWaiting() {
-        lock.lock()
-        opened = true
-        let queued = waiting
-        let client = self.client!
-        waiting = []
-        lock.unlock()
+        let (queued, client) = state.withLock { state in
+            state.opened = true
+            defer { state.waiting = [] }
+            return (state.waiting, state.client!)
+        }
         for body in queued { body(client) }
     }
 
     /// The token in use (the last one the server took or was sent), nil without tokens.
-    var currentToken: String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return current?.token
-    }
+    var currentToken: String? { state.withLock { $0.current?.token } }
+
+    /// True once the line ended for this kit (`.lineClosed` was reported).
+    var isFinished: Bool { state.withLock { $0.finished } }
 
     /// Sends `token` as the session's new token (renewToken); the answer arrives as
     /// `.tokenRenewed` or `.authFailed`.
     func renew(with token: String) {
-        lock.lock()
-        let client = self.client!
-        lock.unlock()
         client.renewToken(token) { [weak self, report] reply in
             if reply.liveCode == .ok {
                 self?.use(IssuedToken(token: token, uid: AccessToken.peek(token)?.sub ?? "", expiresAt: 0))
@@ -307,18 +349,16 @@ final class LineSession: @unchecked Sendable {
 
     /// Why a refreshed token is not used: the same token again, or another user.
     private func refusal(of issued: IssuedToken) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let current else { return nil }
-        if issued.token == current.token { return "the token provider returned the token in use" }
-        if issued.uid != current.uid { return "the token provider returned a token for \(issued.uid), not \(current.uid)" }
-        return nil
+        state.withLock { state in
+            guard let current = state.current else { return nil }
+            if issued.token == current.token { return "the token provider returned the token in use" }
+            if issued.uid != current.uid { return "the token provider returned a token for \(issued.uid), not \(current.uid)" }
+            return nil
+        }
     }
 
     private func use(_ issued: IssuedToken) {
-        lock.lock()
-        current = (issued.token, issued.uid)
-        lock.unlock()
+        state.withLock { $0.current = (issued.token, issued.uid) }
     }
 
     /// A reply handler that reports a non-zero answer as `.refused` to `report`.
@@ -329,15 +369,41 @@ final class LineSession: @unchecked Sendable {
         }
     }
 
-    /// Closes the connection and stops the loop. Not on the loop thread (it joins it).
-    func close() {
-        lock.lock()
-        ended = true
-        retryTimer?.cancel()
-        retryTimer = nil
-        let client = self.client!
-        lock.unlock()
-        // A close asked for is no loss to report.
+    /// The line ended for this kit with `code`: no more reconnects or events; `onEnded`
+    /// then `.lineClosed` once (a second end says nothing). The connection closes and
+    /// the loop stops on a thread of their own. Any thread.
+    func end(code: LiveCode, reason: String) {
+        guard finish(code: code, reason: reason) else { return }
+        // The loop cannot stop itself from inside: the transport ends on a thread of its own.
+        Thread.detachNewThread { [self] in shutDownTransport() }
+    }
+
+    /// Ends the session as `end(code:reason:)` does (0: a close the kit asked for), closes
+    /// the connection and stops the loop before it returns. Not on the loop thread (it joins it).
+    func close(code: LiveCode = .ok, reason: String) {
+        finish(code: code, reason: reason)
+        shutDownTransport()
+    }
+
+    /// Marks the session ended and, the first time, runs `onEnded` and reports `.lineClosed`.
+    @discardableResult
+    func finish(code: LiveCode, reason: String) -> Bool {
+        let first = state.withLock { state -> Bool in
+            state.ended = true
+            state.retryTimer?.cancel()
+            state.retryTimer = nil
+            defer { state.finished = true }
+            return !state.finished
+        }
+        guard first else { return false }
+        onEnded(self, code, reason)
+        report(.lineClosed(code: code, reason: reason))
+        return true
+    }
+
+    /// Closes the connection (a close asked for is no loss to report) and stops the loop.
+    private func shutDownTransport() {
+        let client = self.client
         client.onClose = nil
         client.disconnect()
         if loop.inEventLoop {

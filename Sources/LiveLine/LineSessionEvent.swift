@@ -4,56 +4,61 @@ import LiveServer
 /// What a kit's co-host line reports (DESIGN.md §4's table). The hoster kit (H) and the
 /// guest kit (G) deliver these through `onLineEvent`, on the line's event-loop thread.
 public enum LineSessionEvent: Sendable, Equatable {
-    /// The answer to createLine / joinLine (seed: onRTCCreateLineResult /
+    /// The answer to createLine / joinLine (the anyRTC SDK: onRTCCreateLineResult /
     /// onRTCJoinLineResult(code, reason)). H, G.
     case lineResult(code: LiveCode, message: String)
-    /// A guest applies to co-host (seed: onRTCApplyToLine(peerId, userId, userData)). H.
+    /// A guest applies to co-host (the anyRTC SDK: onRTCApplyToLine(peerId, userId, userData)). H.
     case application(peerId: String, userId: String, userData: String)
     /// An application ended unanswered: 0 withdrawn, 602 line full, 605 timed out or left
-    /// (seed: onRTCCancelLine(code, peerId)). H.
+    /// (the anyRTC SDK: onRTCCancelLine(code, peerId)). H.
     case applicationCancelled(code: LiveCode, peerId: String, reason: String)
-    /// The answer to applyLine: 0 accepted, 601 rejected, 602 full, 605 timed out (seed:
+    /// The answer to applyLine: 0 accepted, 601 rejected, 602 full, 605 timed out (the anyRTC SDK:
     /// onRTCApplyLineResult(code)). When accepted, the guest kit starts publishing. G.
     case applicationResult(code: LiveCode, peerId: String, reason: String)
-    /// The hoster ended this guest's co-hosting (seed: onRTCHangupLine). G.
+    /// The hoster ended this guest's co-hosting (the anyRTC SDK: onRTCHangupLine). G.
     case hungUp(reason: String)
-    /// The hoster closed the line or is gone (seed: onRTCLineLeave(code)). G.
+    /// The hoster closed the line (0; `lineClosed` 0 follows) or its connection was lost
+    /// (101; the guest then joins again with its reconnect tries, `lineClosed` 101 when
+    /// they run out) (the anyRTC SDK: onRTCLineLeave(code)). G.
     case lineLeave(code: LiveCode, reason: String)
-    /// A co-host's video joined the line (seed: onRTCOpenRemoteVideoRender(peerId,
+    /// A co-host's video joined the line (the anyRTC SDK: onRTCOpenRemoteVideoRender(peerId,
     /// pubId, userId, userData)); the hoster kit starts mixing it in. H, G.
     case cohostOpened(peerId: String, pubId: String, userId: String, userData: String)
-    /// A co-host left (seed: onRTCCloseRemoteVideoRender(peerId, pubId, userId)); the
+    /// A co-host left (the anyRTC SDK: onRTCCloseRemoteVideoRender(peerId, pubId, userId)); the
     /// hoster's layout reflows. H, G.
     case cohostClosed(peerId: String, pubId: String, userId: String, reason: String)
-    /// An audio line's co-host joined (seed: onRTCOpenRemoteAudioLine(peerId, pubId,
+    /// An audio line's co-host joined (the anyRTC SDK: onRTCOpenRemoteAudioLine(peerId, pubId,
     /// userId, userData)): as `cohostOpened`, on a line whose hoster lives in audio
     /// mode. H, G.
     case audioLineOpened(peerId: String, pubId: String, userId: String, userData: String)
-    /// An audio line's co-host left (seed: onRTCCloseRemoteAudioLine). H, G.
+    /// An audio line's co-host left (the anyRTC SDK: onRTCCloseRemoteAudioLine). H, G.
     case audioLineClosed(peerId: String, pubId: String, userId: String, reason: String)
     /// A co-host's voice level in the hoster's mix, 0–100, at most once per `showTime`
-    /// ms (seed: onRTCRemoteAudioActive(peerId, userId, level, showTime)). H.
+    /// ms (the anyRTC SDK: onRTCRemoteAudioActive(peerId, userId, level, showTime)). H.
     case remoteAudioActive(peerId: String, userId: String, level: Int, showTime: Int)
-    /// The hoster decoded the first frame of a co-host and mixes it from now on (seed:
+    /// The hoster decoded the first frame of a co-host and mixes it from now on (the anyRTC SDK:
     /// onRTCFirstRemoteVideoFrame(peerId, width, height)). H.
     case cohostFirstFrame(peerId: String, width: Int, height: Int)
     /// A co-host's picture changed size after its first frame (the anyRTC SDK's
     /// onRTCRemoteVideoViewChanged(size, pubId)); its tile keeps its place and fits the
     /// new picture. On the co-host feed's decode thread. H.
     case remoteVideoViewChanged(peerId: String, width: Int, height: Int)
-    /// A participant turned its audio or video on or off (seed: onRTCRemoteAVStatus). H, G.
+    /// A participant turned its audio or video on or off (the anyRTC SDK: onRTCRemoteAVStatus). H, G.
     case remoteAVStatus(peerId: String, audio: Bool, video: Bool)
-    /// A normal or barrage message (seed: onRTCUserMessage(type, userId, userName,
-    /// header, content)). H, G.
-    case message(type: String, userId: String, userName: String, header: String, content: String)
-    /// The room's member count changed (seed: onRTCMemberListNotify(serverId, roomId, total)). H, G.
-    case memberCount(total: Int)
-    /// The hoster's live started / stopped (seed: onRTCLiveStart / onRTCLiveStop). G.
+    /// A normal or barrage message (the anyRTC SDK's onRTCUserMessage(type, userId,
+    /// userName, header, content)). H, G.
+    case message(type: LineMessageType, userId: String, userName: String, header: String, content: String)
+    /// The room's member count changed (the anyRTC SDK's onRTCMemberListNotify(serverId,
+    /// roomId, totalMember)): `serverId` is the signaling URL of the line's server and
+    /// `roomId` the live id, what `LineServer.members(liveId:page:size:token:)` asks for
+    /// the member pages with; `total` counts the hoster, the co-hosts and the guests. H, G.
+    case memberCount(serverId: String, roomId: String, total: Int)
+    /// The hoster's live started / stopped (the anyRTC SDK: onRTCLiveStart / onRTCLiveStop). G.
     case liveStart, liveStop
-    /// The accepted co-host's own push to its pubId stream (seed: the hoster's RTMP
+    /// The accepted co-host's own push to its pubId stream (the anyRTC SDK: the hoster's RTMP
     /// delegate, for the guest's camera). G.
     case cohostPush(HosterEvent)
-    /// A request was refused: its op, the seed code and why (the seed's return value of
+    /// A request was refused: its op, the SDK's code and why (the anyRTC SDK's return value of
     /// the method, e.g. 602 for an accept over the limit). H, G.
     case refused(op: String, code: LiveCode, message: String)
     /// The signaling connection was lost and reconnect try `times` (1, 2, …) is
@@ -62,9 +67,18 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// server kept the line, or when they apply again after a server restart); a guest's
     /// co-host push stops and, once `lineResult` 0 arrives again, it may apply again. H, G.
     case reconnecting(times: Int, reason: String)
-    /// The signaling connection could not be opened, or was lost and every reconnect
-    /// try failed (code 101): the line is gone for this kit. H, G.
-    case disconnected(reason: String)
+    /// The line ended for this kit, whatever ended it (the anyRTC SDK's
+    /// onRTCLineClosed(code)); the last line event of the line. `code`: 0 the kit closed
+    /// or left it (closeLine / leaveLine), or, for a guest, the hoster closed it (after
+    /// `lineLeave` 0); 101 the connection could not be opened or was lost and every
+    /// reconnect failed (for a guest also the tries that follow `lineLeave` 101, the
+    /// hoster's connection lost, while the hoster does not come back), or the server
+    /// found the kit silent; 204 the server shut down and did not
+    /// come back within the reconnect tries; 211 forced exit (the hoster's line was
+    /// reclaimed by the same hoster on another connection); 212 the token expired
+    /// unrenewed or none was verified in time; 201 far over the server's request rate.
+    /// Co-hosting has stopped when it arrives. H, G.
+    case lineClosed(code: LiveCode, reason: String)
     /// The line's token expires in `seconds` (the server's `tokenWillExpire`); a kit
     /// given a `TokenProvider` renews it by itself, others call `renewLineToken`. H, G.
     case tokenWillExpire(seconds: Int)
@@ -98,7 +112,7 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .cohostPush(let event): "cohostPush." + event.name
         case .refused: "refused"
         case .reconnecting: "lineReconnecting"
-        case .disconnected: "disconnected"
+        case .lineClosed: "lineClosed"
         case .tokenWillExpire: "tokenWillExpire"
         case .tokenRenewed: "tokenRenewed"
         case .authFailed: "authFailed"
@@ -133,10 +147,10 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .remoteAVStatus(let peerId, let audio, let video):
             [("peerId", .text(peerId)), ("audio", .bool(audio)), ("video", .bool(video))]
         case .message(let type, let userId, let userName, let header, let content):
-            [("type", .text(type)), ("userId", .text(userId)), ("userName", .text(userName)),
+            [("type", .text(type.name)), ("userId", .text(userId)), ("userName", .text(userName)),
              ("header", .text(header)), ("content", .text(content))]
-        case .memberCount(let total):
-            [("total", .int(total))]
+        case .memberCount(let serverId, let roomId, let total):
+            [("serverId", .text(serverId)), ("roomId", .text(roomId)), ("total", .int(total))]
         case .liveStart, .liveStop:
             []
         case .cohostPush(let event):
@@ -145,8 +159,8 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("op", .text(op)), ("code", .int(code.rawValue)), ("message", .text(message))]
         case .reconnecting(let times, let reason):
             [("code", .int(LiveCode.networkDisconnected.rawValue)), ("times", .int(times)), ("reason", .text(reason))]
-        case .disconnected(let reason):
-            [("code", .int(LiveCode.networkDisconnected.rawValue)), ("reason", .text(reason))]
+        case .lineClosed(let code, let reason):
+            [("code", .int(code.rawValue)), ("reason", .text(reason))]
         case .tokenWillExpire(let seconds):
             [("seconds", .int(seconds))]
         case .tokenRenewed(let expiresAt):
@@ -157,8 +171,8 @@ public enum LineSessionEvent: Sendable, Equatable {
     }
 
     /// The kit event for a server event; nil for replies (the kits report a refused
-    /// request as `.refused`).
-    public init?(_ event: LineEvent) {
+    /// request as `.refused`). `serverId` and `roomId` fill `memberCount`.
+    public init?(_ event: LineEvent, serverId: String = "", roomId: String = "") {
         let code = event.liveCode ?? .unknown
         let peerId = event.peerId ?? "", userId = event.userId ?? "", reason = event.reason ?? ""
         switch event.event {
@@ -178,9 +192,9 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .cohostClosed: self = .cohostClosed(peerId: peerId, pubId: event.pubId ?? "", userId: userId, reason: reason)
         case .remoteAVStatus: self = .remoteAVStatus(peerId: peerId, audio: event.audio ?? true, video: event.video ?? true)
         case .message:
-            self = .message(type: event.type ?? "normal", userId: userId, userName: event.userName ?? "",
+            self = .message(type: event.type.flatMap(LineMessageType.init(name:)) ?? .normal, userId: userId, userName: event.userName ?? "",
                             header: event.header ?? "", content: event.content ?? "")
-        case .memberCount: self = .memberCount(total: event.total ?? 0)
+        case .memberCount: self = .memberCount(serverId: serverId, roomId: roomId, total: event.total ?? 0)
         case .liveStart: self = .liveStart
         case .liveStop: self = .liveStop
         case .tokenWillExpire: self = .tokenWillExpire(seconds: event.seconds ?? 0)
@@ -192,4 +206,25 @@ public enum LineSessionEvent: Sendable, Equatable {
 /// One field of a `LineSessionEvent` for a JSON line.
 public enum LineFieldValue: Sendable, Equatable {
     case text(String), int(Int), bool(Bool)
+}
+
+/// A message's type (the anyRTC SDK's ARMessageType: normal = 0, barrage = 1, a
+/// danmaku shown over the picture). On the line's wire it travels as its name
+/// ("normal" / "barrage"), which the server checks.
+public enum LineMessageType: Int, Sendable, CaseIterable {
+    case normal = 0, barrage = 1
+
+    /// The name on the wire and in the CLI's JSON lines.
+    public var name: String {
+        switch self {
+        case .normal: "normal"
+        case .barrage: "barrage"
+        }
+    }
+
+    /// The type named `name`; nil for any other text.
+    public init?(name: String) {
+        guard let type = Self.allCases.first(where: { $0.name == name }) else { return nil }
+        self = type
+    }
 }

@@ -1,3 +1,4 @@
+import LiveCore
 /// A participant of the line: one WebSocket connection, numbered by `LineService`.
 public struct LineParticipantID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let value: UInt64
@@ -14,12 +15,17 @@ public struct LineDelivery: Equatable, Sendable {
     public enum Action: Equatable, Sendable {
         /// Send the event as a JSON text message.
         case send(LineEvent)
-        /// Close the participant's connection (it was declared gone).
-        case disconnect(reason: String)
+        /// Close the participant's connection (it was declared gone), saying `reason` and
+        /// the anyRTC SDK's `code` (the WebSocket close code is `closeCodeBase` + code).
+        case disconnect(reason: String, code: LiveCode)
         /// The co-host stream `pubId` lost its co-host: the relay ends its publisher.
         /// Has no recipients.
         case endStream(pubId: String)
     }
+
+    /// The WebSocket close code of a `disconnect` is this plus the SDK code (4211 forced
+    /// exit, 4212 token expired, …): RFC 6455's range for applications, 4000–4999.
+    public static let closeCodeBase: UInt16 = 4000
 
     public var recipients: [LineParticipantID]
     public var action: Action

@@ -200,7 +200,7 @@ public struct LineRegistry: Sendable {
         let heartbeatMicros = Self.micros(limits.heartbeatTimeout)
         let silent = participants.filter { nowMicros >= $0.value.lastSeenMicros + heartbeatMicros }.keys.sorted()
         for participant in silent {
-            out += end(participant, reason: "heartbeat", closing: "no message for \(limits.heartbeatTimeout)")
+            out += end(participant, reason: "heartbeat", closing: "no message for \(limits.heartbeatTimeout)", code: .networkDisconnected)
         }
         for liveId in rooms.keys.sorted() {
             out += rooms[liveId]!.takeMemberCount()
@@ -228,10 +228,11 @@ public struct LineRegistry: Sendable {
         return "{\"LiveList\":[\(infos.joined(separator: ","))],\"LiveMembers\":[\(listed.map { String($0.memberCount) }.joined(separator: ","))]}"
     }
 
-    /// Page `page` (from 1) of `liveId`'s members in join order, nil when there is no such line.
-    public func memberPage(liveId: String, page: Int) -> LineMemberPage? {
+    /// Page `page` (from 1) of `liveId`'s members in join order, `size` to a page (the
+    /// limits' `membersPerPage` when nil; at least 1), nil when there is no such line.
+    public func memberPage(liveId: String, page: Int, size: Int? = nil) -> LineMemberPage? {
         guard let room = rooms[liveId] else { return nil }
-        let size = max(1, limits.membersPerPage)
+        let size = max(1, size ?? limits.membersPerPage)
         let members = room.membersInOrder
         // `page` comes from a request: only pages that exist reach the multiplication,
         // so no page number can overflow it.
@@ -343,7 +344,7 @@ public struct LineRegistry: Sendable {
             participants[old]?.liveId = nil
             let out = Self.lineResult(request, .ok, "reclaimed line \(liveId)", to: participant) + room.reclaim(by: member)
                 + room.setLive(request.live ?? true)
-                + [LineDelivery(to: old, .disconnect(reason: "the hoster of line \(liveId) reconnected"))]
+                + [LineDelivery(to: old, .disconnect(reason: "the hoster of line \(liveId) reconnected", code: .forcedExit))]
             rooms[liveId] = room
             return out
         }
@@ -498,14 +499,15 @@ public struct LineRegistry: Sendable {
     }
 
     private mutating func dropAbuser(_ participant: LineParticipantID) -> [LineDelivery] {
-        end(participant, reason: "rateLimit", closing: "far more than \(limits.requestsPerSecond) requests per second")
+        end(participant, reason: "rateLimit", closing: "far more than \(limits.requestsPerSecond) requests per second", code: .badRequest)
     }
 
     /// Ends a participant's session: `event` to it first (if any), its room told it left
-    /// for `reason`, its connection closed saying `closing`.
-    private mutating func end(_ participant: LineParticipantID, reason: String, closing: String, event: LineEvent? = nil) -> [LineDelivery] {
+    /// for `reason`, its connection closed saying `closing` and the SDK's `code`.
+    private mutating func end(_ participant: LineParticipantID, reason: String, closing: String, code: LiveCode,
+                              event: LineEvent? = nil) -> [LineDelivery] {
         (event.map { [.send($0, to: participant)] } ?? []) + disconnect(participant, reason: reason)
-            + [LineDelivery(to: participant, .disconnect(reason: closing))]
+            + [LineDelivery(to: participant, .disconnect(reason: closing, code: code))]
     }
 
     /// tokenWillExpire once per token (see `bind` for when); at the expiry, tokenExpired
@@ -517,14 +519,14 @@ public struct LineRegistry: Sendable {
             if requiresAdmission, let waiting = participants[participant], waiting.userId == nil,
                nowMicros >= waiting.connectedAtMicros + admissionMicros {
                 let text = "no token verified within \(limits.admissionTimeout)"
-                out += end(participant, reason: "authTimeout", closing: "\(text) (212)",
+                out += end(participant, reason: "authTimeout", closing: "\(text) (212)", code: .authTimeout,
                            event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
                 continue
             }
             guard let expiresAt = participants[participant]?.expiresAtMicros else { continue }
             if nowMicros >= expiresAt {
                 let text = "the token expired without renewal"
-                out += end(participant, reason: "tokenExpired", closing: "\(text) (212)",
+                out += end(participant, reason: "tokenExpired", closing: "\(text) (212)", code: .authTimeout,
                            event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
             } else if let warnAt = participants[participant]!.warnAtMicros, nowMicros >= warnAt {
                 participants[participant]!.warnAtMicros = nil

@@ -82,9 +82,9 @@ public final class LineService: @unchecked Sendable {
         locked { $0.livingListJSON() }
     }
 
-    /// `GET /api/live/{liveId}/members?page=N`, nil when no such line.
-    public func memberPage(liveId: String, page: Int) -> LineMemberPage? {
-        locked { $0.memberPage(liveId: liveId, page: page) }
+    /// `GET /api/live/{liveId}/members?page=N&size=S`, nil when no such line.
+    public func memberPage(liveId: String, page: Int, size: Int? = nil) -> LineMemberPage? {
+        locked { $0.memberPage(liveId: liveId, page: page, size: size) }
     }
 
     /// Why the relay must refuse this publish, nil when the line does not object
@@ -196,7 +196,7 @@ public final class LineService: @unchecked Sendable {
     /// One outgoing item for one socket.
     private enum Outgoing {
         case frame(SharedBytes)
-        case close(String)
+        case close(String, LiveCode)
     }
 
     /// Encodes each event once and hands every socket its items in order, one task per
@@ -212,8 +212,8 @@ public final class LineService: @unchecked Sendable {
             case .send(let event):
                 guard !delivery.recipients.isEmpty else { continue }
                 item = .frame(SharedBytes(WebSocketFrame(opcode: .text, payload: Array(event.jsonText.utf8)).encoded()))
-            case .disconnect(let reason):
-                item = .close(reason)
+            case .disconnect(let reason, let code):
+                item = .close(reason, code)
             case .endStream(let pubId):
                 endedStreams.append(pubId)
                 continue
@@ -256,8 +256,9 @@ public final class LineService: @unchecked Sendable {
                     connection.abort(.timedOut("reading the line's events"))
                     return
                 }
-            case .close(let reason):
-                socket.close(code: 1008, reason: reason)
+            case .close(let reason, let code):
+                // The SDK's code in the close code, so the kit reports why its line ended.
+                socket.close(code: LineDelivery.closeCodeBase + UInt16(clamping: code.rawValue), reason: reason)
             }
         }
     }

@@ -3,14 +3,14 @@ import LiveAuth
 import LiveCore
 import LiveLine
 import LiveRTMP
+import Synchronization
 
 /// The CLI guest's side of the line: joins, applies when asked, prints the events,
 /// and says when the run should end (a refused application, the line closing).
-final class GuestLineRole: @unchecked Sendable {
-    // @unchecked: `_outcome` and `rejoining` under `lock`; the kit is thread-safe.
+final class GuestLineRole: Sendable {
 
     /// How the line part of the run ended.
-    enum Outcome: Equatable {
+    enum Outcome: Equatable, Sendable {
         /// Refused by the line or the server: the application (601 rejected, 602 full,
         /// 605 timed out), the join (604, 104, 213…), the token (212), the co-host push.
         /// Ends the run with status 3.
@@ -31,12 +31,15 @@ final class GuestLineRole: @unchecked Sendable {
     private let say: String?
     /// `--mute`: the co-host push starts with its sound off.
     private let muted: Bool
-    private let emit: (String) -> Void
-    private let lock = NSLock()
-    private var _outcome: Outcome?
-    private var _pushStatus: HosterStatus?
-    /// The line was lost and is being joined again.
-    private var rejoining = false
+    private let emit: @Sendable (String) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var outcome: Outcome?
+        var pushStatus: HosterStatus?
+        /// The line was lost and is being joined again.
+        var rejoining = false
+    }
 
     /// Throws when the line's signaling cannot be found from `url` (see `LineOptions.server(for:)`).
     init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
@@ -58,26 +61,17 @@ final class GuestLineRole: @unchecked Sendable {
         emit = { line in
             if !json || toStandardError { printError(line) } else { printLine(line) }
         }
-        let format: (LineSessionEvent) -> String = json ? lineEventJSON : lineEventText
         guest.onLineEvent = { [weak self] event in
             // The push's figures once a second would drown the line's events.
-            if case .cohostPush(.status) = event {} else { self?.emit(format(event)) }
+            if case .cohostPush(.status) = event {} else { self?.emit(json ? lineEventJSON(event) : lineEventText(event)) }
             self?.observe(event)
         }
     }
 
-    var outcome: Outcome? {
-        lock.lock()
-        defer { lock.unlock() }
-        return _outcome
-    }
+    var outcome: Outcome? { state.withLock { $0.outcome } }
 
     /// The co-host push's latest status (nil before the first one).
-    var pushStatus: HosterStatus? {
-        lock.lock()
-        defer { lock.unlock() }
-        return _pushStatus
-    }
+    var pushStatus: HosterStatus? { state.withLock { $0.pushStatus } }
 
     /// `pipeline`: the one playing RTMP_URL, whose heard sound switches to the hear
     /// stream while co-hosting.
@@ -116,19 +110,15 @@ final class GuestLineRole: @unchecked Sendable {
         var ending: Outcome?
         switch event {
         case .cohostPush(.status(let status)):
-            lock.lock()
-            _pushStatus = status
-            lock.unlock()
+            state.withLock { $0.pushStatus = status }
         case .reconnecting:
             // Co-hosting ended with the connection; once joined again, apply again.
-            lock.lock()
-            rejoining = true
-            lock.unlock()
+            state.withLock { $0.rejoining = true }
         case .lineResult(.ok, _):
-            lock.lock()
-            let again = rejoining && _outcome == nil
-            rejoining = false
-            lock.unlock()
+            let again = state.withLock { state in
+                defer { state.rejoining = false }
+                return state.rejoining && state.outcome == nil
+            }
             if again && apply { guest.applyLine() }
         case .applicationResult(let code, _, let reason) where code != .ok:
             ending = .refused(code, Self.refusal("the application was refused", code, reason))
@@ -138,8 +128,12 @@ final class GuestLineRole: @unchecked Sendable {
             ending = .ended("hung up by the hoster (\(reason))")
         case .lineLeave(_, let reason):
             ending = .ended("the line closed (\(reason))")
-        case .disconnected(let reason):
-            ending = .failed("the co-host line was lost: \(reason)")
+        case .lineClosed(.ok, let reason):
+            ending = .ended("the line closed (\(reason))")
+        case .lineClosed(let code, let reason) where code == .networkDisconnected || code == .serverError:
+            ending = .failed("the co-host line was lost: code \(code.rawValue) (\(reason))")
+        case .lineClosed(let code, let reason):
+            ending = .refused(code, Self.refusal("the line ended the session", code, reason))
         case .authFailed(.authTimeout, let message):
             ending = .refused(.authTimeout, Self.refusal("the line ended the session", .authTimeout, message))
         // Codes only a server's refusal carries (202 and 212 may be the token provider's own).
@@ -151,9 +145,9 @@ final class GuestLineRole: @unchecked Sendable {
             break
         }
         guard let ending else { return }
-        lock.lock()
-        if _outcome == nil { _outcome = ending }
-        lock.unlock()
+        state.withLock { state in
+            if state.outcome == nil { state.outcome = ending }
+        }
     }
 
     private static func refusal(_ what: String, _ code: LiveCode, _ reason: String) -> String {

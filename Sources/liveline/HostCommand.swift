@@ -73,7 +73,9 @@ enum HostCommand: Command {
           --accept MODE        auto (or all): accept every applicant; none: reject every
                                one; manual (default): print each application and read
                                commands from stdin: accept PEER | reject PEER |
-                               hangup PEER | say TEXT | template NAME | close; once
+                               hangup PEER | say TEXT (a normal message) |
+                               barrage TEXT (a barrage message) | template NAME |
+                               close; once
                                stdin is closed (< /dev/null), applicants are rejected
           --live-info JSON     what the living list (GET /api/live) shows (≤ 1024 bytes;
                                strict JSON when it starts with { or [, else shown as text);

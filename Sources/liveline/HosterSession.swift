@@ -184,7 +184,7 @@ struct HostCommands {
                 default:
                     if let line, line.handle(verb, rest) { continue }
                     printError("commands: mute | unmute" + (line == nil ? ""
-                        : " | accept PEER | reject PEER | hangup PEER | say TEXT | template NAME | close"))
+                        : " | accept PEER | reject PEER | hangup PEER | say TEXT | barrage TEXT | template NAME | close"))
                 }
             }
             line?.stdinClosed()
@@ -242,8 +242,13 @@ struct HostLineRole {
             case .authFailed(.authTimeout, let reason):
                 failure.record("the co-host line ended the session: \(reason)", status: ExitStatus.refused)
                 hoster.requestStop()
-            case .disconnected(let reason):
-                failure.record("the co-host line was lost: \(reason)", status: ExitStatus.failure)
+            case .lineClosed(.ok, _):
+                break
+            case .lineClosed(let code, let reason) where code == .networkDisconnected || code == .serverError:
+                failure.record("the co-host line was lost: code \(code.rawValue) (\(reason))", status: ExitStatus.failure)
+                hoster.requestStop()
+            case .lineClosed(let code, let reason):
+                failure.record("the co-host line ended the session: code \(code.rawValue) (\(reason))", status: ExitStatus.refused)
                 hoster.requestStop()
             default:
                 break
@@ -279,7 +284,8 @@ struct HostLineRole {
             answers.answered(rest)
             hoster.rejectLine(peerId: rest)
         case "hangup": hoster.hangupLine(peerId: rest)
-        case "say": hoster.sendMessage(userName: "hoster", content: rest)
+        case "say": hoster.sendMessage(type: .normal, userName: "hoster", content: rest)
+        case "barrage": hoster.sendMessage(type: .barrage, userName: "hoster", content: rest)
         case "close":
             hoster.closeLine()
             printError("closed the co-host line: every co-host left the mix; the push goes on")

@@ -46,14 +46,22 @@ struct LineKitTests {
         #expect(LineServer(rtmp: try RTMPURL(parsing: "rtmp://[::1]/live/x"), httpPort: 9000).signalURL == "ws://[::1]:9000/line")
     }
 
-    @Test("LineSessionEvent: each server event maps to its kit event with the seed's code")
+    @Test("LineSessionEvent: each server event maps to its kit event with the anyRTC SDK's code")
     func eventMapping() {
         #expect(LineSessionEvent(LineEvent(.reply, id: 1, op: "apply", code: .ok)) == nil)
         #expect(LineSessionEvent(LineEvent(.applicationResult, code: .lineFull, reason: "lineFull", peerId: "p"))
             == .applicationResult(code: .lineFull, peerId: "p", reason: "lineFull"))
         #expect(LineSessionEvent(LineEvent(.cohostOpened, peerId: "p", pubId: "line-x", userId: "u", userData: "d"))
             == .cohostOpened(peerId: "p", pubId: "line-x", userId: "u", userData: "d"))
-        #expect(LineSessionEvent(LineEvent(.memberCount, total: 4)) == .memberCount(total: 4))
+        #expect(LineSessionEvent(LineEvent(.memberCount, total: 4), serverId: "ws://h:1/line", roomId: "r")
+            == .memberCount(serverId: "ws://h:1/line", roomId: "r", total: 4))
+        // Message types: the SDK's numbers, the wire's names; an unknown name reads as normal.
+        #expect(LineMessageType.allCases.map(\.rawValue) == [0, 1] && LineMessageType.allCases.map(\.name) == ["normal", "barrage"])
+        #expect(LineSessionEvent(LineEvent(.message, userId: "u", type: "barrage", userName: "U", content: "c"))
+            == .message(type: .barrage, userId: "u", userName: "U", header: "", content: "c"))
+        #expect(LineSessionEvent(LineEvent(.message, userId: "u", type: "shout", userName: "U", content: "c"))
+            == .message(type: .normal, userId: "u", userName: "U", header: "", content: "c"))
+        #expect(LineSessionEvent.lineClosed(code: .forcedExit, reason: "r").fields.map(\.key) == ["code", "reason"])
         #expect(LineSessionEvent(LineEvent(.liveStop)) == .liveStop)
         #expect(LineSessionEvent.refused(op: "accept", code: .lineFull, message: "full").fields.map(\.key) == ["op", "code", "message"])
         // Tokens: the warning carries the seconds left; an expired token is an auth failure with 212.
@@ -107,10 +115,10 @@ struct LineKitTests {
         #expect(hoster.mixedCohosts == [peerId])
 
         // Messages both ways; the guest's video switch reaches the hoster.
-        hoster.sendMessage(type: "barrage", userName: "Host", content: "welcome")
-        #expect(guestLog.wait { event -> String? in if case .message("barrage", "host", "Host", _, let content) = event { return content }; return nil } == "welcome")
+        hoster.sendMessage(type: .barrage, userName: "Host", content: "welcome")
+        #expect(guestLog.wait { event -> String? in if case .message(.barrage, "host", "Host", _, let content) = event { return content }; return nil } == "welcome")
         guest.sendMessage(userName: "G1", content: "hi")
-        #expect(hosterLog.wait { event -> String? in if case .message(_, "g1", _, _, let content) = event { return content }; return nil } == "hi")
+        #expect(hosterLog.wait { event -> String? in if case .message(.normal, "g1", _, _, let content) = event { return content }; return nil } == "hi")
         guest.setLocalVideoEnable(false)
         #expect(hosterLog.wait { event -> Bool? in if case .remoteAVStatus(_, _, let video) = event { return video }; return nil } == false)
 
@@ -201,10 +209,10 @@ struct LineKitTests {
         #expect(renewingLog.wait(timeout: 5) { event -> Int64? in if case .tokenRenewed(let expiresAt) = event { return expiresAt }; return nil } != nil)
         // Past the first tokens' 20 s: the fixed guest is gone with 212, the renewing one stays.
         #expect(fixedLog.wait(timeout: 12) { event -> LiveCode? in if case .authFailed(let code, _) = event { return code }; return nil } == .authTimeout)
-        #expect(fixedLog.wait { event -> Bool? in if case .disconnected = event { return true }; return nil } == true)
-        #expect(hosterLog.wait { event -> Bool? in if case .memberCount(2) = event { return true }; return nil } == true)
+        #expect(fixedLog.wait { event -> LiveCode? in if case .lineClosed(let code, _) = event { return code }; return nil } == .authTimeout)
+        #expect(hosterLog.wait { event -> Bool? in if case .memberCount(_, "tok", 2) = event { return true }; return nil } == true)
         #expect(relay.line.memberPage(liveId: "tok", page: 1)?.members.map(\.userId) == ["host", "ann"])
-        #expect(!renewingLog.all.contains { if case .authFailed = $0 { true } else if case .disconnected = $0 { true } else { false } })
+        #expect(!renewingLog.all.contains { if case .authFailed = $0 { true } else if case .lineClosed = $0 { true } else { false } })
         #expect(calls.all.count >= 2)
     }
 

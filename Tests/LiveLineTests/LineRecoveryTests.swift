@@ -109,7 +109,7 @@ struct LineRecoveryTests {
         defer { second.shutdown() }
         #expect(Self.waitForCount(2, in: hosterLog, timeout: 20, Self.lineOK), "hoster: \(hosterLog.all)")
         #expect(Self.waitForCount(2, in: guestLog, timeout: 20, Self.lineOK), "guest: \(guestLog.all)")
-        #expect(!hosterLog.all.contains { if case .disconnected = $0 { true } else { false } })
+        #expect(!hosterLog.all.contains { if case .lineClosed = $0 { true } else { false } })
 
         // The guest applies again and is a co-host again; a newcomer is accepted too.
         guest.applyLine()
@@ -125,7 +125,7 @@ struct LineRecoveryTests {
         #expect(eventually(10) { hoster.mixedCohosts.count == 2 })
     }
 
-    @Test("reconnect tries run out: the line ends with disconnected (101), once")
+    @Test("the server shuts down for good: the reconnect tries run out and the line ends with lineClosed 204 (the server went away), once")
     func triesRunOut() throws {
         let relay = try Self.relay()
         let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line",
@@ -139,10 +139,11 @@ struct LineRecoveryTests {
         defer { guest.leaveLine() }
         #expect(log.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .lineNotStarted)
         relay.shutdown()
-        #expect(log.wait { event -> Bool? in if case .disconnected = event { return true }; return nil } == true)
+        let reason = log.wait { event -> String? in if case .lineClosed(.serverError, let reason) = event { return reason }; return nil }
+        #expect(reason?.contains("the server shut down") == true, "\(log.all)")
         #expect(Self.count(log, Self.reconnecting) == 2)
         Thread.sleep(forTimeInterval: 0.5)
-        #expect(Self.count(log) { if case .disconnected = $0 { true } else { false } } == 1)
+        #expect(Self.count(log) { if case .lineClosed = $0 { true } else { false } } == 1)
     }
 
     // MARK: item: the mix's capacity

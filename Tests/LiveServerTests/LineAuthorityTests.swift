@@ -102,7 +102,7 @@ struct LineAuthorityTests {
         for _ in 0..<100 where !dropped {
             h.send(H.guest(1), LineRequest(op: .message, userName: "spam", content: "spam"))
             if h.reply(H.guest(1))?.liveCode == .badRequest { refused += 1 }
-            dropped = h.last.contains { $0.reaches(H.guest(1)) && $0.action == .disconnect(reason: "far more than 20.0 requests per second") }
+            dropped = h.last.contains { $0.reaches(H.guest(1)) && $0.action == .disconnect(reason: "far more than 20.0 requests per second", code: .badRequest) }
         }
         #expect(dropped)
         #expect(refused == 39)

@@ -328,7 +328,7 @@ struct LineRegistryTests {
         let opened = try #require(h.event(back, .cohostOpened))
         #expect(opened.peerId == peer1 && opened.pubId == pub1 && opened.publishQuery == hearQuery)
         #expect(h.event(back, .application)?.peerId == waiting)
-        #expect(h.last.contains { $0.reaches(h.hoster) && $0.action == .disconnect(reason: "the hoster of line room reconnected") })
+        #expect(h.last.contains { $0.reaches(h.hoster) && $0.action == .disconnect(reason: "the hoster of line room reconnected", code: .forcedExit) })
         // The new connection is the hoster now; the old one's end closes nothing.
         h.send(back, LineRequest(op: .accept, peerId: waiting))
         #expect(h.event(H.guest(2), .applicationResult)?.liveCode == .ok)

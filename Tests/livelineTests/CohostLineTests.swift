@@ -207,7 +207,7 @@ struct CohostLineTests {
         let newcomer = try CLI.liveline("guest", url, "--apply", "--no-play", "--source", "color:green", "--size", "160x90",
                                         "--user-id", "green", "--stats", "json", "--duration", "4")
         #expect(newcomer.stdout.contains("\"event\":\"applicationResult\",\"code\":0"), "stdout: \(newcomer.stdout) stderr: \(newcomer.stderr)")
-        #expect(!hoster.names.contains("disconnected") && hoster.process.isRunning, "\(hoster.names)")
+        #expect(!hoster.names.contains("lineClosed") && hoster.process.isRunning, "\(hoster.names)")
     }
 
     @Test("with tokens: hoster and guest each by a --token-command open, join, co-host and mix; a guest without a token gets 213")
@@ -256,8 +256,11 @@ struct CohostLineTests {
         #expect(fixed.waitFor(timeout: 30) { $0["event"] as? String == "authFailed" && $0["code"] as? Int == 212 } != nil,
                 "\(fixed.names)")
         #expect(renewing.waitFor(timeout: 5) { $0["event"] as? String == "tokenRenewed" } != nil, "\(renewing.names)")
-        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "memberCount" && $0["total"] as? Int == 2 } != nil)
-        #expect(!renewing.names.contains("authFailed") && !renewing.names.contains("disconnected"), "\(renewing.names)")
+        #expect(fixed.waitFor(timeout: 5) { $0["event"] as? String == "lineClosed" && $0["code"] as? Int == 212 } != nil, "\(fixed.names)")
+        #expect(hoster.waitFor(timeout: 5) {
+            $0["event"] as? String == "memberCount" && $0["total"] as? Int == 2 && $0["roomId"] as? String == "ren"
+        } != nil)
+        #expect(!renewing.names.contains("authFailed") && !renewing.names.contains("lineClosed"), "\(renewing.names)")
     }
 
     @Test("line options without what they need are usage errors", arguments: [

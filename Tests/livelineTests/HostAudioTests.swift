@@ -83,7 +83,8 @@ struct HostAudioTests {
     func audioOnlyLive() throws {
         let server = try Server()
         defer { server.background.stop() }
-        let host = try KitProcess(["host", server.url("radio"), "--mode", "audio", "--duration", "6", "--stats", "json"],
+        // 9 s: ffprobe, ffmpeg and the guest below take their turns on the one live stream.
+        let host = try KitProcess(["host", server.url("radio"), "--mode", "audio", "--duration", "9", "--stats", "json"],
                                   input: FileHandle.nullDevice)
         defer { host.stop() }
         #expect(host.waitFor(timeout: 5) { $0["event"] as? String == "ok" } != nil, "no ok: \(host.stderr)")

@@ -37,7 +37,7 @@ struct HostTalkTests {
         #expect(guest.stdout.contains("\"event\":\"applicationResult\",\"code\":601"), "\(guest.stdout)")
     }
 
-    @Test("template and close typed on stdin are confirmed; the push goes on after close")
+    @Test("template, barrage and close typed on stdin: confirmed, a guest gets the barrage message and, at close, lineLeave then lineClosed 0 and exits 0; the push goes on after close")
     func typedCommandsConfirmed() throws {
         let server = try Server()
         defer { server.background.stop() }
@@ -50,8 +50,22 @@ struct HostTalkTests {
         #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
         input.fileHandleForWriting.write(Data("template equal\n".utf8))
         #expect(hoster.waitForError("template: the mix now uses equal", timeout: 5), "\(hoster.stderr)")
+        let guest = try KitProcess(["guest", url, "--line", "typed", "--no-play", "--signal", "ws://127.0.0.1:\(server.httpPort)/line",
+                                    "--user-id", "reader", "--stats", "json", "--duration", "20"])
+        defer { _ = guest.stop() }
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil, "\(guest.names)")
+        input.fileHandleForWriting.write(Data("barrage hello all\n".utf8))
+        #expect(guest.waitFor(timeout: 5) {
+            $0["event"] as? String == "message" && $0["type"] as? String == "barrage" && $0["content"] as? String == "hello all"
+        } != nil, "\(guest.names)")
         input.fileHandleForWriting.write(Data("close\n".utf8))
         #expect(hoster.waitForError("closed the co-host line", timeout: 5), "\(hoster.stderr)")
+        #expect(guest.waitFor(timeout: 5) { $0["event"] as? String == "lineClosed" && $0["code"] as? Int == 0 } != nil, "\(guest.names)")
+        #expect(guest.names.firstIndex(of: "lineLeave").map { $0 < guest.names.firstIndex(of: "lineClosed")! } == true, "\(guest.names)")
+        // The line's end ends the guest's --no-play run, with 0.
+        let deadline = Date().addingTimeInterval(5)
+        while guest.process.isRunning, Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
+        #expect(!guest.process.isRunning && guest.process.terminationStatus == 0)
         let frames = { (hoster.events.last { $0.object["event"] as? String == "stats" }?.object["frames"] as? Int) ?? 0 }
         let before = frames()
         Thread.sleep(forTimeInterval: 2)
