@@ -71,11 +71,12 @@ public final class Hoster: Sendable {
             get { configuration.livingMediaMode }
             set { configuration.livingMediaMode = newValue }
         }
-        /// What the co-hosts publish (the anyRTC SDK's linkMediaModel): `.video` (camera
-        /// and sound, a tile in the mix; the default) or `.audio` (sound only: the line is
-        /// an audio line, its co-hosts push no picture and get no tile, their voices are
-        /// in the mix). A hoster in audio mode always opens an audio line.
-        public var linkMediaModel: LinkMediaMode = .video
+        /// What the co-hosts publish (the anyRTC SDK's linkMediaModel, ARLinkMediaMode:
+        /// video = 0, audio = 1, the same values as `LivingMediaMode`): `.video` (camera and
+        /// sound, a tile in the mix; the default) or `.audio` (sound only: the line is an
+        /// audio line, its co-hosts push no picture and get no tile, their voices are in
+        /// the mix). A hoster in audio mode always opens an audio line.
+        public var linkMediaMode: LivingMediaMode = .video
         /// Reconnect, congestion threshold and adaptive bitrate of the push.
         public var push = RTMPPublishSink.Options()
         /// Fresh tokens for every connect and reconnect of the push (the anyRTC SDK's token
@@ -86,7 +87,7 @@ public final class Hoster: Sendable {
         }
 
         /// Whether the line is an audio line: the live or the link is audio.
-        var audioLine: Bool { livingMediaMode == .audio || linkMediaModel == .audio }
+        var audioLine: Bool { livingMediaMode == .audio || linkMediaMode == .audio }
 
         public init() {
             push.bitrate = BitrateController.Settings(minKbps: 200, maxKbps: configuration.bitrateKbps)

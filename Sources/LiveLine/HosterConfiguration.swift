@@ -186,23 +186,6 @@ public enum LivingMediaMode: Int, Sendable, CaseIterable {
     }
 }
 
-/// What the co-hosts of a line publish (the anyRTC SDK's linkMediaModel, ARLinkMediaMode:
-/// video = 0, audio = 1).
-public enum LinkMediaMode: Int, Sendable, CaseIterable {
-    /// Camera and sound: each co-host gets a tile in the mix.
-    case video = 0
-    /// Sound only: an audio line; the co-hosts' voices are mixed, no tiles.
-    case audio = 1
-
-    /// `video` or `audio`, as the command line names it.
-    public var name: String { self == .video ? "video" : "audio" }
-
-    public init?(name: String) {
-        guard let mode = Self.allCases.first(where: { $0.name == name }) else { return nil }
-        self = mode
-    }
-}
-
 extension HosterPipeline {
     /// A pipeline built from a configuration: source, filters, encoder, the sound and its
     /// encoder, and (`testMix`) the mix stage of `mixTestCohosts`; audio only in

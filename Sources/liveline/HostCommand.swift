@@ -174,7 +174,7 @@ struct HosterOptions {
     /// `--sub-background FILE`: the co-host tiles' fill image.
     var subBackground: String?
     /// `--link-mode`: what co-hosts publish.
-    var linkMediaModel = LinkMediaMode.video
+    var linkMediaMode = LivingMediaMode.video
 
     /// What the hoster answers applicants (`--accept`).
     enum AcceptMode: String {
@@ -249,10 +249,10 @@ struct HosterOptions {
         }
         o.subBackground = try arguments.value("--sub-background")
         if let mode = try arguments.value("--link-mode") {
-            guard let parsed = LinkMediaMode(name: mode) else {
+            guard let parsed = LivingMediaMode(name: mode) else {
                 throw UsageError("--link-mode must be video or audio, not '\(mode)'")
             }
-            o.linkMediaModel = parsed
+            o.linkMediaMode = parsed
         }
         if let mode = try arguments.value("--accept") {
             guard let parsed = AcceptMode(rawValue: mode == "all" ? "auto" : mode) else {

@@ -18,7 +18,7 @@ struct HosterSession {
         var kitOptions = Hoster.Options()
         kitOptions.configuration = options.configuration
         kitOptions.push = options.push
-        kitOptions.linkMediaModel = options.linkMediaModel
+        kitOptions.linkMediaMode = options.linkMediaMode
         let report = StatsReport(json: options.jsonStats, configuration: options.configuration)
         let started = Clock.monotonicMicros()
         let elapsed = { Double(Clock.monotonicMicros() - started) / 1e6 }

@@ -539,12 +539,12 @@ struct HosterKitTests {
         #expect(sizes.all.filter { $0.hasPrefix("first") }.count == 1)
     }
 
-    @Test("linkMediaModel .audio: a video live opens an audio line; the co-host is a voice in the mix without a tile")
+    @Test("linkMediaMode .audio: a video live opens an audio line; the co-host is a voice in the mix without a tile")
     func audioLink() throws {
         let relay = try Self.relay()
         defer { relay.shutdown() }
         var options = Self.options()
-        options.linkMediaModel = .audio
+        options.linkMediaMode = .audio
         options.configuration.audioSource = "tone"
         var guestOptions = Guest.Options()
         (guestOptions.cohost.width, guestOptions.cohost.height) = (160, 90)
