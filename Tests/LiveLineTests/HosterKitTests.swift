@@ -576,5 +576,7 @@ struct HosterKitTests {
         #expect(url.host == "relay.example" && url.port == 1940 && url.app == "live" && url.streamName == "room")
         #expect(try LiveLineSDK.pushURL("rtmp:///live/room").host == "relay.example")
         #expect(try LiveLineSDK.pushURL("rtmp://other:1935/live/room").host == "other")
+        LiveLineSDK.configServerForPriCloud(address: "::1", port: 1935)
+        #expect(try LiveLineSDK.pushURL("/live/room").host == "::1")
     }
 }
