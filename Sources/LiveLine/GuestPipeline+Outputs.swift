@@ -1,0 +1,66 @@
+import Foundation
+import LiveAuth
+import LiveCapture
+import LiveCodec
+import LiveCore
+import LiveNet
+import LiveRTMP
+
+extension GuestPipeline {
+    /// A failed `--out` write. Unlike the recording, it ends the run (it is the output
+    /// asked for), as a stop when the reader of standard output went away.
+    struct OutError: Swift.Error, CustomStringConvertible, ReaderClosing {
+        let path: String
+        let cause: Swift.Error
+
+        var readerClosed: Bool { path == "-" && (cause as? FFmpegError)?.code == -EPIPE }
+        var description: String { "writing --out \(path == "-" ? "to standard output" : path) failed: \(cause)" }
+    }
+
+    func writeOut(_ body: (GuestRecorder) throws -> Void) throws {
+        guard let out else { return }
+        do {
+            try body(out)
+        } catch {
+            outFailed = true
+            throw OutError(path: out.path, cause: error)
+        }
+        lock.lock()
+        _stats.outPackets = out.packetsWritten + out.audioPacketsWritten
+        lock.unlock()
+    }
+
+    /// An onMetaData number as a whole number in `range`, nil when it is missing or is
+    /// not a number there: the publisher controls it (NaN, infinity and 1e300 included),
+    /// and `Int(_:)` of those traps.
+    static func wholeNumber(_ value: Double?, in range: ClosedRange<Int>) -> Int? {
+        guard let value, value >= Double(range.lowerBound), value <= Double(range.upperBound) else { return nil }
+        return Int(value.rounded())
+    }
+
+    /// A failed recording write (a full disk) ends the recording, not the playing: the
+    /// file is closed with what reached it, the reason kept in the stats and reported.
+    func stopRecording(_ failed: GuestRecorder, after error: Swift.Error) {
+        try? failed.finish()
+        recorder = nil
+        let message = "recording to \(failed.path) stopped: \(error)"
+        lock.lock()
+        _stats.recordingError = message
+        lock.unlock()
+        onEvent?(.recordingFailed(message: message))
+    }
+}
+
+
+/// An output's error that may say its reader went away (EPIPE on standard output).
+protocol ReaderClosing: Swift.Error {
+    var readerClosed: Bool { get }
+}
+
+extension PCMWriter.Error: ReaderClosing {
+    var readerClosed: Bool { if case .readerClosed = self { true } else { false } }
+}
+
+extension Y4MWriter.Error: ReaderClosing {
+    var readerClosed: Bool { if case .readerClosed = self { true } else { false } }
+}

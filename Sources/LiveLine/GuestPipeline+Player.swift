@@ -1,0 +1,150 @@
+import Foundation
+import LiveAuth
+import LiveCapture
+import LiveCodec
+import LiveCore
+import LiveNet
+import LiveRTMP
+
+extension GuestPipeline {
+    // MARK: - Loop thread
+
+    func makePlayer(url: RTMPURL, loop: EventLoop) -> RTMPPlayer {
+        let player = RTMPPlayer(url: url, loop: loop,
+                                configuration: RTMPPlayer.Configuration(connectTimeout: configuration.timeout))
+        player.onEvent = { [weak self, weak player] event in
+            guard let self, let player, currentPlayer === player else { return }
+            handle(event)
+        }
+        return player
+    }
+
+    func retry(after error: RTMPClientError) {
+        guard let loop, requestedEnd() == nil,
+              let delay = configuration.reconnect.delay(attempt: attempt, unit: Double.random(in: 0...1)) else {
+            return forcePush(.end(.failed, Error.player(error)))
+        }
+        attempt += 1
+        push(.reconnecting(attempt))
+        retryTimer = loop.schedule(after: .milliseconds(Int64(delay * 1000))) { [weak self] in
+            guard let self, self.requestedEnd() == nil else { return }
+            // What comes next starts a new picture: wait for its keyframe.
+            self.skippingToKeyframe = true
+            guard let tokens = self.configuration.tokenProvider.map(StreamTokenSource.init) else {
+                return self.reconnect(to: self.configuration.url, loop: loop)
+            }
+            tokens.fetch(for: self.configuration.url) { [weak self] result in
+                loop.execute { [weak self] in
+                    guard let self, self.requestedEnd() == nil else { return }
+                    switch result {
+                    case .success(let url):
+                        self.reconnect(to: url, loop: loop)
+                    case .failure(let tokenError):
+                        // Counts as a failed try: the provider may answer next time.
+                        Log.warning("RTMP play of \(self.configuration.url): \(tokenError)")
+                        self.retry(after: error)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A new player of `url` becomes the current one. Loop thread.
+    func reconnect(to url: RTMPURL, loop: EventLoop) {
+        let player = makePlayer(url: url, loop: loop)
+        lock.lock()
+        self.player = player
+        lock.unlock()
+        player.start()
+    }
+
+    func handle(_ event: RTMPPlayer.Event) {
+        switch event {
+        case .metadata(let metadata):
+            push(.metadata(metadata))
+        case .decoderConfiguration(let avcC, let configuration):
+            let input = Input.configuration(avcC, configuration)
+            if !push(input) { resendConfiguration = input }
+        case .audioConfiguration(let asc, let config):
+            let input = Input.audioConfiguration(asc, config)
+            if !push(input) { resendAudioConfiguration = input }
+        case .audio(let packet):
+            sawMediaNow()
+            if let pending = resendAudioConfiguration {
+                guard push(pending) else { return countDrop(audio: true) }
+                resendAudioConfiguration = nil
+            }
+            if !push(.audio(packet)) { countDrop(audio: true) }
+        case .video(let packet):
+            sawMediaNow()
+            if skippingToKeyframe {
+                guard packet.isKeyframe else { return countDrop() }
+                skippingToKeyframe = false
+            }
+            if let pending = resendConfiguration {
+                guard push(pending) else { return countDrop() }
+                resendConfiguration = nil
+            }
+            if !push(.video(packet)) {
+                skippingToKeyframe = true
+                countDrop()
+            }
+        case .streamEnded:
+            push(.end(.streamEnded, nil))
+        case .failed(let error):
+            if everPlayed, case .rejected = error {
+                forcePush(.end(.failed, Error.player(error)))
+            } else if everPlayed {
+                retry(after: error)
+            } else {
+                forcePush(.end(.failed, Error.player(error)))
+            }
+        case .closed:
+            forcePush(.end(.stopped, nil))
+        case .playing:
+            if everPlayed { lock.lock(); _stats.reconnects += 1; lock.unlock() }
+            everPlayed = true
+            attempt = 0
+            push(.playing)
+            // nginx-rtmp answers play of an unpublished name with Play.Start and then
+            // silence: without a bound the guest would wait forever.
+            guard noVideoTimer == nil, !sawMedia, let loop else { return }
+            noVideoTimer = loop.schedule(after: configuration.timeout) { [weak self] in
+                guard let self, !self.sawMedia else { return }
+                let limit = configuration.timeout.components
+                let seconds = Double(limit.seconds) + Double(limit.attoseconds) / 1e18
+                self.forcePush(.end(.failed, Error.noMedia(url: configuration.url.description, seconds: seconds)))
+            }
+        case .connected, .status:
+            break
+        }
+    }
+
+    func sawMediaNow() {
+        sawMedia = true
+        noVideoTimer?.cancel()
+        noVideoTimer = nil
+    }
+
+    func countDrop(audio: Bool = false) {
+        lock.lock()
+        if audio {
+            _stats.audioPackets += 1
+            _stats.skippedAudioPackets += 1
+        } else {
+            _stats.droppedPackets += 1
+        }
+        lock.unlock()
+    }
+
+    @discardableResult
+    func push(_ input: Input) -> Bool { queue.push(input) }
+
+    /// An end must get through a full queue: wait a moment for room.
+    func forcePush(_ input: Input) {
+        for _ in 0..<200 where !queue.push(input) {
+            if queue.isClosed { return }
+            usleep(5000)
+        }
+    }
+}
