@@ -29,30 +29,7 @@ extension GuestPipeline {
             backlog.append(first)
             // Everything received so far: latency control looks at all of it at once.
             while backlog.count < configuration.queueCapacity, let next = queue.pop(timeout: 0) { backlog.append(next) }
-            var plan = GuestLatencyControl.Plan.none
-            var audioDrop = 0
-            if let control {
-                let packets = backlog.compactMap { input -> GuestLatencyControl.Packet? in
-                    guard case .video(let packet) = input else { return nil }
-                    return GuestLatencyControl.Packet(dtsMilliseconds: packet.dts.milliseconds, isKeyframe: packet.isKeyframe)
-                }
-                plan = control.plan(packets)
-                let audio = backlog.compactMap { input -> Int64? in
-                    guard case .audio(let packet) = input else { return nil }
-                    return packet.pts.milliseconds
-                }
-                // Audio skips to the first video packet that will be shown.
-                let cut = plan == .none ? nil : packets[min(packets.count - 1, plan.drop + plan.decodeSilently)].dtsMilliseconds
-                audioDrop = packets.isEmpty || cut != nil ? control.audioDrop(audio, videoCutMilliseconds: cut) : 0
-                if plan != .none || audioDrop > 0 {
-                    lock.lock()
-                    _stats.skippedPackets += plan.drop
-                    _stats.silentFrames += plan.decodeSilently
-                    _stats.skippedAudioPackets += audioDrop
-                    _stats.audioPackets += audioDrop
-                    lock.unlock()
-                }
-            }
+            let (plan, audioDrop) = control.map { latencyPlan(backlog, control: $0) } ?? (.none, 0)
             var videoIndex = 0, audioIndex = 0
             for input in backlog {
                 do {

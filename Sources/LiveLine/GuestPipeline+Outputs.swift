@@ -7,6 +7,52 @@ import LiveNet
 import LiveRTMP
 
 extension GuestPipeline {
+    /// Opens the outputs written from the first frame on (the others open in `init`).
+    func openOutputs() throws {
+        if let path = configuration.y4mPath { y4m = try Y4MWriter(path: path) }
+        if let path = configuration.wavPath { wav = try PCMWriter(path: path, format: .wav) }
+        if let path = configuration.pcmPath { pcm = try PCMWriter(path: path, format: .raw) }
+    }
+
+    /// Finishes and closes every output at the end of the run (decode thread); returns
+    /// the first failure that should fail the run (a recording's is reported, not returned).
+    func finishOutputs() -> Swift.Error? {
+        var failure: Swift.Error?
+        // A recording that cannot be closed (a full disk) failed like one whose write
+        // failed: reported as such, not as the end of playing.
+        if let recorder {
+            do {
+                try recorder.finish()
+            } catch {
+                stopRecording(recorder, after: error)
+            }
+        }
+        do {
+            try wav?.finish()
+            // A write to --out failed (or its reader went away): that ended the run already.
+            if let out, !outFailed {
+                do {
+                    try out.finish()
+                } catch {
+                    let outError = OutError(path: out.path, cause: error)
+                    if !outError.readerClosed { throw outError }
+                }
+            }
+            if let path = configuration.snapshotPath, let frame = lastFrame {
+                let image = try Scaler().rgbaImage(from: frame)
+                try ImageFile.writePNG(image, path: path)
+                lock.lock()
+                _stats.snapshotWritten = true
+                lock.unlock()
+            }
+        } catch {
+            failure = error
+        }
+        y4m = nil
+        (wav, pcm, out) = (nil, nil, nil)
+        return failure
+    }
+
     /// A failed `--out` write. Unlike the recording, it ends the run (it is the output
     /// asked for), as a stop when the reader of standard output went away.
     struct OutError: Swift.Error, CustomStringConvertible, ReaderClosing {

@@ -48,8 +48,8 @@ import LiveRTMP
 ///
 /// The type's parts: this file the run (configuration, start, stop, the end), `+Player`
 /// the player's loop (connect, reconnect, the queue's producer), `+Decode` the decode
-/// thread, `+Outputs` the files and streams written, `+Hearing` the co-host's hear
-/// stream.
+/// thread, `+LatencyControl` what it skips to stay near live, `+Outputs` the files and
+/// streams written (opened, written, finished), `+Hearing` the co-host's hear stream.
 public final class GuestPipeline: @unchecked Sendable {
     // @unchecked: fields marked "decode" are touched only on the decode thread, "loop"
     // only on the player's loop thread, the rest under `lock`.
@@ -253,9 +253,7 @@ public final class GuestPipeline: @unchecked Sendable {
 
     /// Opens the outputs, starts the player's loop and the decode thread; returns at once.
     public func start() throws {
-        if let path = configuration.y4mPath { y4m = try Y4MWriter(path: path) }
-        if let path = configuration.wavPath { wav = try PCMWriter(path: path, format: .wav) }
-        if let path = configuration.pcmPath { pcm = try PCMWriter(path: path, format: .raw) }
+        try openOutputs()
         let url = try configuration.tokenProvider.map(StreamTokenSource.init)?
             .url(for: configuration.url, timeout: configuration.timeout) ?? configuration.url
         let loop = try EventLoop(name: "liveline-guest")
@@ -311,38 +309,7 @@ public final class GuestPipeline: @unchecked Sendable {
             player.waitUntilClosed(timeout: .seconds(2))
         }
         loop?.shutdown()
-        // A recording that cannot be closed (a full disk) failed like one whose write
-        // failed: reported as such, not as the end of playing.
-        if let recorder {
-            do {
-                try recorder.finish()
-            } catch {
-                stopRecording(recorder, after: error)
-            }
-        }
-        do {
-            try wav?.finish()
-            // A write to --out failed (or its reader went away): that ended the run already.
-            if let out, !outFailed {
-                do {
-                    try out.finish()
-                } catch {
-                    let outError = OutError(path: out.path, cause: error)
-                    if !outError.readerClosed { throw outError }
-                }
-            }
-            if let path = configuration.snapshotPath, let frame = lastFrame {
-                let image = try Scaler().rgbaImage(from: frame)
-                try ImageFile.writePNG(image, path: path)
-                lock.lock()
-                _stats.snapshotWritten = true
-                lock.unlock()
-            }
-        } catch {
-            if failure == nil { failure = error }
-        }
-        y4m = nil
-        (wav, pcm, out) = (nil, nil, nil)
+        if let error = finishOutputs(), failure == nil { failure = error }
         lock.lock()
         _endReason = failure == nil ? reason : .failed
         _error = failure
