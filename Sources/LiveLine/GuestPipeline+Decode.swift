@@ -24,11 +24,12 @@ extension GuestPipeline {
                 break
             }
             tickEvents()
-            guard let first = queue.pop(timeout: 0.05) else { continue }
-            backlog.removeAll(keepingCapacity: true)
-            backlog.append(first)
+            // What a refill after a stall holds (`refilling`) stays in front of what comes.
+            if let first = queue.pop(timeout: 0.05) { backlog.append(first) }
             // Everything received so far: latency control looks at all of it at once.
             while backlog.count < configuration.queueCapacity, let next = queue.pop(timeout: 0) { backlog.append(next) }
+            guard !backlog.isEmpty, !refilling() else { continue }
+            defer { backlog.removeAll(keepingCapacity: true) }
             let (plan, audioDrop) = control.map { latencyPlan(backlog, control: $0) } ?? (.none, 0)
             var videoIndex = 0, audioIndex = 0
             for input in backlog {
@@ -293,6 +294,7 @@ extension GuestPipeline {
         lock.lock()
         sync.frame(pts: frame.pts.micros, lit: lit)
         lock.unlock()
+        let resized = lastFrame.map { $0.width != frame.width || $0.height != frame.height } ?? false
         // Holding the frame keeps one pool buffer from reuse, which costs no copy.
         lastFrame = frame
         lastShownMicros = monotonic
@@ -302,9 +304,10 @@ extension GuestPipeline {
             framesAtLastStatus = 0
             onEvent?(.firstFrame(width: frame.width, height: frame.height))
         } else if buffering {
-            buffering = false
-            onEvent?(.buffering(percent: 100))
+            // Shown without a refill (no latency control, or an end in the queue).
+            endBuffering()
         }
+        if resized { onEvent?(.sizeChanged(width: frame.width, height: frame.height)) }
         onFrame?(frame)
     }
 }

@@ -16,7 +16,7 @@ extension GuestPipeline {
     /// buffer target, played again while it is missing). The hear stream's decoded audio crosses to this
     /// pipeline's decode thread through its queue, so every output is written by one
     /// thread. Any thread; a second call replaces the first.
-    public func startHearing(url: RTMPURL, tokenProvider: TokenProvider? = nil) {
+    func startHearing(url: RTMPURL, tokenProvider: TokenProvider? = nil) {
         // The co-host feed's player: plays again, a moment apart, until stopped (the hear
         // stream starts when the hoster's mix first runs with this co-host, and may drop).
         let feed = CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: { _ in },
@@ -31,7 +31,7 @@ extension GuestPipeline {
     }
 
     /// Back to this stream's audio for what the guest hears (hang-up, leave, line lost).
-    public func stopHearing() {
+    func stopHearing() {
         lock.lock()
         let pipeline = hearPipeline
         hearPipeline = nil
@@ -40,7 +40,7 @@ extension GuestPipeline {
     }
 
     /// True while the hear stream is what the guest hears.
-    public var isHearing: Bool {
+    var isHearing: Bool {
         lock.lock()
         defer { lock.unlock() }
         return hearPipeline != nil

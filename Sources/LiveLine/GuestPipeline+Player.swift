@@ -49,8 +49,32 @@ extension GuestPipeline {
         }
     }
 
-    /// A new player of `url` becomes the current one. Loop thread.
+    /// The first connect with a fresh token, asked of the provider on its own task; no
+    /// answer within the timeout ends the run (212), as does the provider's failure
+    /// (its code). Loop thread.
+    func connect(tokens: StreamTokenSource, loop: EventLoop) {
+        firstConnectTimer = loop.schedule(after: configuration.timeout) { [weak self] in
+            guard let self, firstConnectTimer != nil else { return }
+            firstConnectTimer = nil
+            forcePush(.end(.failed, LiveError(.authTimeout, "the token provider gave no token within \(configuration.timeout)")))
+        }
+        tokens.fetch(for: configuration.url) { [weak self] result in
+            loop.execute { [weak self] in
+                // Too late: the run has ended on the time limit.
+                guard let self, let timer = firstConnectTimer else { return }
+                timer.cancel()
+                firstConnectTimer = nil
+                switch result {
+                case .success(let url): reconnect(to: url, loop: loop)
+                case .failure(let error): forcePush(.end(.failed, error))
+                }
+            }
+        }
+    }
+
+    /// A new player of `url` becomes the current one, unless the run is ending. Loop thread.
     func reconnect(to url: RTMPURL, loop: EventLoop) {
+        guard !connectsEnded else { return }
         let player = makePlayer(url: url, loop: loop)
         lock.lock()
         self.player = player

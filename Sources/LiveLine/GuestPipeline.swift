@@ -50,69 +50,53 @@ import LiveRTMP
 /// the player's loop (connect, reconnect, the queue's producer), `+Decode` the decode
 /// thread, `+LatencyControl` what it skips to stay near live, `+Outputs` the files and
 /// streams written (opened, written, finished), `+Hearing` the co-host's hear stream.
-public final class GuestPipeline: @unchecked Sendable {
+final class GuestPipeline: @unchecked Sendable {
     // @unchecked: fields marked "decode" are touched only on the decode thread, "loop"
     // only on the player's loop thread, the rest under `lock`.
 
-    public struct Configuration: Sendable {
-        public var url: RTMPURL
+    struct Configuration: Sendable {
+        var url: RTMPURL
         /// Connect + handshake + play, and then the wait for the first video packet.
-        public var timeout: Duration = .seconds(10)
+        var timeout: Duration = .seconds(10)
         /// Stop after this many decoded frames.
-        public var frameLimit: Int?
+        var frameLimit: Int?
         /// Stop after this many seconds from `start()`.
-        public var duration: Double?
+        var duration: Double?
         /// Write the last decoded frame to this PNG at the end.
-        public var snapshotPath: String?
+        var snapshotPath: String?
         /// Write decoded frames as YUV4MPEG2 here ("-": standard output).
-        public var y4mPath: String?
+        var y4mPath: String?
         /// Record the received packets (video and audio) to this .flv/.mp4, without re-encoding.
-        public var recordPath: String?
+        var recordPath: String?
         /// Write decoded audio as a 16-bit PCM WAV here ("-": standard output, with a
         /// streaming header).
-        public var wavPath: String?
+        var wavPath: String?
         /// Write decoded audio as raw s16le interleaved samples here ("-": standard output).
-        public var pcmPath: String?
+        var pcmPath: String?
         /// Write both tracks, copied as received (H.264, AAC), to this .nut/.mkv ("-": NUT
         /// on standard output).
-        public var outPath: String?
-        /// The least time between two `hosterAudioActive` events, in ms (the seed's
+        var outPath: String?
+        /// The least time between two `hosterAudioActive` events, in ms (the anyRTC SDK's
         /// showTime); nil: none.
-        public var audioLevelIntervalMilliseconds: Int? = 500
+        var audioLevelIntervalMilliseconds: Int? = 500
         /// Packets (video and audio) between the player and the decoder: about 8 s of a
         /// 30 fps stream with 48 kHz AAC.
-        public var queueCapacity = 600
+        var queueCapacity = 600
         /// The latency control's buffer target in ms (nil: no latency control).
-        public var bufferTargetMilliseconds: Int? = 150
+        var bufferTargetMilliseconds: Int? = 150
         /// Retries after a lost connection, once playing (`maxTries` 0: end the run).
-        public var reconnect = ReconnectBackoff()
+        var reconnect = ReconnectBackoff()
         /// No frame for this long after the first one is a stall (`buffering(0)`).
-        public var stallMilliseconds = 500
+        var stallMilliseconds = 500
         /// Asked for a fresh token before the first connect and every reconnect; the token
         /// goes on the stream name as `?token=`. nil: the URL as given.
-        public var tokenProvider: TokenProvider?
+        var tokenProvider: TokenProvider?
 
-        public init(url: RTMPURL) { self.url = url }
+        init(url: RTMPURL) { self.url = url }
     }
 
-    /// Why a guest stopped.
-    public enum EndReason: Sendable, Equatable {
-        case frameLimit, duration, streamEnded, stopped, failed
-    }
-
-    public enum Error: Swift.Error, CustomStringConvertible, Sendable {
-        /// Playing started but neither video nor audio came within the timeout.
-        case noMedia(url: String, seconds: Double)
-        case player(RTMPClientError)
-
-        public var description: String {
-            switch self {
-            case .noMedia(let url, let seconds):
-                "\(url): no video or audio within \(String(format: "%g", seconds)) s of play start (is the stream being published?)"
-            case .player(let error): "\(error)"
-            }
-        }
-    }
+    typealias EndReason = GuestEndReason
+    typealias Error = GuestPlayError
 
     enum Input {
         case metadata(RTMPStreamMetadata)
@@ -128,14 +112,14 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     /// Play events (see `GuestEvent`), on the decode thread; set before `start()`.
-    public var onEvent: ((GuestEvent) -> Void)?
+    var onEvent: ((GuestEvent) -> Void)?
     /// Every shown frame, on the decode thread; the frame is reused afterwards.
-    public var onFrame: ((VideoFrame) -> Void)?
+    var onFrame: ((VideoFrame) -> Void)?
     /// Every decoded audio frame (planar float, the stream's rate and channels), on the
     /// decode thread; set before `start()`.
-    public var onAudio: ((AudioFrame) -> Void)?
+    var onAudio: ((AudioFrame) -> Void)?
 
-    public let configuration: Configuration
+    let configuration: Configuration
     let queue: BoundedQueue<Input>
     var loop: EventLoop?
     var player: RTMPPlayer?
@@ -159,6 +143,10 @@ public final class GuestPipeline: @unchecked Sendable {
     var everPlayed = false
     var attempt = 0
     var retryTimer: TimerHandle?
+    /// The token provider's time limit for the first connect, while it runs.
+    var firstConnectTimer: TimerHandle?
+    /// The run is ending: no new player is made.
+    var connectsEnded = false
 
     // Decode.
     var decoder: H264Decoder?
@@ -185,11 +173,14 @@ public final class GuestPipeline: @unchecked Sendable {
     var backlog: [Input] = []
     var firstFrameShown = false
     var buffering = false
+    /// When the refill after a stall began holding pictures, and its last reported percent.
+    var refillStartMicros: UInt64?
+    var refillPercent = 0
     var lastShownMicros: UInt64 = 0
     var nextStatusMicros: UInt64 = 0
     var framesAtLastStatus = 0
 
-    public init(configuration: Configuration) throws {
+    init(configuration: Configuration) throws {
         self.configuration = configuration
         queue = BoundedQueue(capacity: configuration.queueCapacity, policy: .dropNewest)
         if let path = configuration.recordPath { recorder = try GuestRecorder(path: path) }
@@ -208,10 +199,14 @@ public final class GuestPipeline: @unchecked Sendable {
 
 
     /// The figures so far (any thread).
-    public var stats: GuestStats {
+    var stats: GuestStats {
+        let player = playerStats
         lock.lock()
         defer { lock.unlock() }
         var copy = _stats
+        copy.bytesReceived = player.bytesReceived
+        copy.receiveBytesPerSecond = player.receiveRate
+        copy.cacheMilliseconds = player.bufferedMilliseconds
         if let (p50, p95) = latency.p50p95Ms {
             copy.latencyP50Ms = p50
             copy.latencyP95Ms = p95
@@ -229,7 +224,7 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     /// The player's figures: receive rate, buffered time (any thread).
-    public var playerStats: RTMPPlayer.Stats { currentPlayer?.stats ?? RTMPPlayer.Stats() }
+    var playerStats: RTMPPlayer.Stats { currentPlayer?.stats ?? RTMPPlayer.Stats() }
 
     var currentPlayer: RTMPPlayer? {
         lock.lock()
@@ -238,53 +233,54 @@ public final class GuestPipeline: @unchecked Sendable {
     }
 
     /// Why the run ended; nil while it runs.
-    public var endReason: EndReason? {
+    var endReason: EndReason? {
         lock.lock()
         defer { lock.unlock() }
         return _endReason
     }
 
     /// The error that ended the run, if any.
-    public var error: Swift.Error? {
+    var error: Swift.Error? {
         lock.lock()
         defer { lock.unlock() }
         return _error
     }
 
-    /// Opens the outputs, starts the player's loop and the decode thread; returns at once.
-    public func start() throws {
+    /// Opens the outputs, starts the player's loop and the decode thread; returns at once
+    /// (the connect, and the token provider's answer, follow on the loop).
+    func start() throws {
         try openOutputs()
-        let url = try configuration.tokenProvider.map(StreamTokenSource.init)?
-            .url(for: configuration.url, timeout: configuration.timeout) ?? configuration.url
         let loop = try EventLoop(name: "liveline-guest")
         self.loop = loop
-        let player = makePlayer(url: url, loop: loop)
-        lock.lock()
-        self.player = player
-        lock.unlock()
         startMicros = Clock.monotonicMicros()
         loop.start()
-        player.start()
+        // The connect (and a token provider's answer) comes on the loop: the caller
+        // does not wait for either.
+        if let tokens = configuration.tokenProvider.map(StreamTokenSource.init) {
+            loop.execute { [self] in connect(tokens: tokens, loop: loop) }
+        } else {
+            loop.execute { [self] in reconnect(to: configuration.url, loop: loop) }
+        }
         let thread = Thread { [self] in decodeLoop() }
         thread.name = "liveline.decode"
         thread.start()
     }
 
     /// Asks the run to end (Ctrl-C): outputs are finished and the player closed.
-    public func stop() {
+    func stop() {
         lock.lock()
         if stopRequested == nil { stopRequested = .stopped }
         lock.unlock()
     }
 
     /// Waits until the run has ended; throws the error that ended it.
-    public func wait() throws {
+    func wait() throws {
         finished.wait()
         if let error { throw error }
     }
 
     /// Waits up to `seconds`; true when the run has ended (throws its error then).
-    public func wait(seconds: Double) throws -> Bool {
+    func wait(seconds: Double) throws -> Bool {
         guard finished.wait(seconds: seconds) else { return false }
         if let error { throw error }
         return true
@@ -302,7 +298,13 @@ public final class GuestPipeline: @unchecked Sendable {
         var failure = error
         if let loop {
             let done = DispatchSemaphore(value: 0)
-            if loop.execute({ [self] in retryTimer?.cancel(); done.signal() }) { _ = done.wait(timeout: .now() + 2) }
+            let stopped = loop.execute { [self] in
+                retryTimer?.cancel()
+                firstConnectTimer?.cancel()
+                connectsEnded = true
+                done.signal()
+            }
+            if stopped { _ = done.wait(timeout: .now() + 2) }
         }
         if let player = currentPlayer {
             player.close()
