@@ -262,8 +262,7 @@ public final class Guest: @unchecked Sendable {
 
 /// Fits each shown frame to a sink's size by the render mode. One per play, confined to
 /// its decode thread.
-private final class SinkFitter: @unchecked Sendable {
-    // @unchecked: used only on the one decode thread of the play it was made for.
+private final class SinkFitter {
     private let scaler = Scaler()
     private var pool: FramePool?
 

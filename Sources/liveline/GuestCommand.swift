@@ -44,7 +44,12 @@ enum GuestCommand: Command {
                                json) at most every MS ms: the stream's audio level over the
                                audio since the last one (default 500, 0: none)
           --stats json         one JSON object per second and a final {"event":"summary",...}
-                               on stdout (on stderr when an output has stdout); otherwise a
+                               on stdout (on stderr when an output has stdout), and a line
+                               per play event: ok, firstFrame and sizeChanged (width,
+                               height: the picture's size changed mid-stream), firstAudio,
+                               buffering (percent: 0 at a stall, rising, 100 when the
+                               picture moves again), reconnecting, hosterAudioActive,
+                               recordingFailed, closed (code, message); otherwise a
                                status line on stderr. The summary's audio figures:
                                audioFrames, audioSampleRate, audioChannels, audioLevel
                                (0-100, the last second), avSyncP50Ms/avSyncP95Ms (marker
@@ -54,7 +59,9 @@ enum GuestCommand: Command {
                                (default 10)
           --buffer-ms MS       latency control: the most received-but-unshown video kept;
                                past it the guest skips to the latest keyframe (default 150,
-                               0: off)
+                               0: off). After a stall (no picture for 0.5 s) the pictures
+                               that come again are held until they fill MS (or waited MS),
+                               reported as buffering percents rising to 100
           --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart (default 10)
           --help               show this text
 

@@ -7,8 +7,8 @@ import Testing
 @testable import LiveLine
 
 /// A sink of its own size that keeps the last frame it was given (decode thread).
-private final class RecordingSink: GuestVideoSink, @unchecked Sendable {
-    // @unchecked: `last` and `count` are under `lock`; `size` never changes.
+private final class RecordingSink: GuestVideoSink {
+    // `last` and `count` are under `lock`: render runs on the decode thread.
     let size: (width: Int, height: Int)?
     private let lock = NSLock()
     private var last: VideoFrame?
@@ -76,10 +76,20 @@ struct GuestKitTests {
         let names = Self.names(events)
         #expect(names.first == "ok", "\(names)")
         #expect(events.value.contains(.firstFrame(width: 320, height: 240)), "\(names)")
+        // onRtmpPlayerStatus: what is buffered, the byte rate, the frame rate.
+        let status = try #require(events.value.compactMap { event -> GuestStatus? in
+            if case .status(let status) = event { status } else { nil }
+        }.first)
+        #expect(status.bytesPerSecond > 1000 && status.fps > 10 && status.cacheMilliseconds >= 0, "\(status)")
         let stats = guest.stats
         #expect(stats.frames > 10 && stats.width == 320 && stats.height == 240)
         #expect(stats.audioFrames > 10 && stats.audioSampleRate == 48000)
         #expect(stats.bytesReceived > 10_000 && stats.receiveBytesPerSecond > 0)
+        // A handler set while playing takes the next events.
+        let later = Locked<[GuestEvent]>([])
+        guest.onEvent = { event in later.update { $0.append(event) } }
+        #expect(eventually(3) { later.value.contains { $0.name == "status" } })
+        guest.onEvent = { event in events.update { $0.append(event) } }
         guest.stopPlay()
         #expect(!guest.isPlaying)
         #expect(events.value.last == .closed(.ok))
@@ -92,6 +102,22 @@ struct GuestKitTests {
         guest.stopPlay { ended.update { $0 = true } }
         #expect(eventually(5) { ended.value })
         #expect(!guest.isPlaying && guest.playEnd?.reason == .stopped)
+    }
+
+    @Test("the hoster stops: closed(0) and playEnd .streamEnded (onRtmpPlayerClosed)")
+    func hosterStops() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let guest = Guest()
+        let events = Locked<[GuestEvent]>([])
+        guest.onEvent = { event in events.update { $0.append(event) } }
+        try guest.startPlay(url: nginx.url("short"), sink: nil)
+        let ffmpeg = try Self.push(nginx.url("short"), seconds: 2)
+        defer { ffmpeg.stop() }
+        #expect(eventually(10) { !guest.isPlaying })
+        #expect(events.value.last == .closed(.ok), "\(Self.names(events))")
+        #expect(guest.playEnd?.reason == .streamEnded && guest.playEnd?.error == nil)
+        #expect(guest.stats.frames > 20)
     }
 
     @Test("PlayOptions: the frame limit ends the play (.frameLimit) and the y4m, wav and recording it asked for are written; a snapshot path without .png is refused at startPlay")
@@ -225,20 +251,27 @@ struct GuestKitTests {
         return Double(sum) / Double(max(1, rows.count * frame.width))
     }
 
+    /// Two 2 s segments of testsrc2, 320x240 then 480x270, as one ffmpeg input (as when
+    /// a hoster's mix changes its resolution): the `concat:` URL of both.
+    static func twoSizes(in dir: URL) throws -> String {
+        var paths: [String] = []
+        for (name, size) in [("a", "320x240"), ("b", "480x270")] {
+            let path = dir.appendingPathComponent("\(name).ts").path
+            let made = try Peers.run("/usr/bin/ffmpeg", [
+                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30", "-t", "2",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-bsf:v", "h264_mp4toannexb", "-f", "mpegts", path,
+            ])
+            #expect(made.status == 0, "\(made.stderr)")
+            paths.append(path)
+        }
+        return "concat:" + paths.joined(separator: "|")
+    }
+
     @Test("a stream whose picture size changes mid-stream: firstFrame with the first size, then sizeChanged with the second, once")
     func sizeChanged() throws {
         let dir = try Peers.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // Two segments of different sizes, one after the other in one stream (as when a
-        // hoster's mix changes its resolution).
-        for (name, size) in [("a", "320x240"), ("b", "480x270")] {
-            let made = try Peers.run("/usr/bin/ffmpeg", [
-                "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "testsrc2=size=\(size):rate=30", "-t", "2",
-                "-c:v", "libx264", "-preset", "ultrafast", "-g", "30", "-bsf:v", "h264_mp4toannexb",
-                "-f", "mpegts", dir.appendingPathComponent("\(name).ts").path,
-            ])
-            #expect(made.status == 0, "\(made.stderr)")
-        }
+        let segments = try Self.twoSizes(in: dir)
         let nginx = try Peers.NginxRTMP()
         defer { nginx.stop() }
         let guest = Guest()
@@ -247,9 +280,7 @@ struct GuestKitTests {
         try guest.startPlay(url: nginx.url("sizes"), sink: nil)
         defer { guest.stopPlay() }
         let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
-            "-nostdin", "-v", "error", "-re", "-i",
-            "concat:\(dir.appendingPathComponent("a.ts").path)|\(dir.appendingPathComponent("b.ts").path)",
-            "-c", "copy", "-f", "flv", nginx.url("sizes"),
+            "-nostdin", "-v", "error", "-re", "-i", segments, "-c", "copy", "-f", "flv", nginx.url("sizes"),
         ])
         defer { ffmpeg.stop() }
         #expect(eventually(10) { events.value.contains { if case .sizeChanged = $0 { true } else { false } } })
