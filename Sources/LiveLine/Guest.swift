@@ -178,10 +178,8 @@ public final class Guest: @unchecked Sendable {
         configuration.outPath = play.outPath
         configuration.wavPath = play.wavPath
         configuration.pcmPath = play.pcmPath
-        lock.lock()
-        let busy = playing.map { $0.endReason == nil } ?? false
-        lock.unlock()
-        if busy { throw LiveError(.alreadyOpen, "already playing: call stopPlay first") }
+        // Before the outputs open: a refused second play must not touch the first one's files.
+        try claimPlay(nil)
         let pipeline = try GuestPipeline(configuration: configuration)
         pipeline.onEvent = { [weak self] event in self?.onEvent?(event) }
         pipeline.onAudio = { [weak self] frame in self?.onAudio?(frame) }
@@ -192,15 +190,28 @@ public final class Guest: @unchecked Sendable {
                 fitter.show(frame, on: sink, mode: handlers.withLock { $0.renderMode })
             }
         }
-        lock.lock()
         // Two startPlay calls at once: the second one is refused here.
-        guard playing.map({ $0.endReason != nil }) ?? true else {
+        try claimPlay(pipeline)
+        do {
+            try pipeline.start()
+        } catch {
+            // It never ran: it is not playing, and no later play is refused for it.
+            lock.lock()
+            if playing === pipeline { playing = nil }
             lock.unlock()
+            throw error
+        }
+    }
+
+    /// Refuses a play while one runs (604); otherwise `pipeline`, when given, becomes the
+    /// one playing.
+    private func claimPlay(_ pipeline: GuestPipeline?) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        if let current = playing, current.endReason == nil {
             throw LiveError(.alreadyOpen, "already playing: call stopPlay first")
         }
-        playing = pipeline
-        lock.unlock()
-        try pipeline.start()
+        if let pipeline { playing = pipeline }
     }
 
     /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text.

@@ -15,7 +15,8 @@ extension GuestPipeline {
     /// A/V sync is still this stream's. It plays with the co-host feed's settings (100 ms
     /// buffer target, played again while it is missing). The hear stream's decoded audio crosses to this
     /// pipeline's decode thread through its queue, so every output is written by one
-    /// thread. Any thread; a second call replaces the first.
+    /// thread. Any thread; a second call replaces the first, and a call after the run
+    /// has ended does nothing.
     func startHearing(url: RTMPURL, tokenProvider: TokenProvider? = nil) {
         // The co-host feed's player: plays again, a moment apart, until stopped (the hear
         // stream starts when the hoster's mix first runs with this co-host, and may drop).
@@ -27,6 +28,9 @@ extension GuestPipeline {
         hearPipeline = feed
         lock.unlock()
         previous?.stop()
+        // The run has ended, or is ending (its queue closes before its hear stream
+        // stops): nothing would hear it.
+        if queue.isClosed { return stopHearing() }
         feed.start()
     }
 

@@ -133,6 +133,11 @@ struct GuestKitTests {
         bad.snapshotPath = dir.appendingPathComponent("shot.jpg").path
         #expect(throws: LiveError.self) { try guest.startPlay(url: nginx.url("out"), sink: nil, play: bad) }
         #expect(!guest.isPlaying)
+        // An output that fails to open when the play starts: refused, and no later play is.
+        var unopenable = Guest.PlayOptions()
+        unopenable.y4mPath = dir.appendingPathComponent("missing/out.y4m").path
+        #expect(throws: (any Error).self) { try guest.startPlay(url: nginx.url("out"), sink: nil, play: unopenable) }
+        #expect(!guest.isPlaying)
 
         var play = Guest.PlayOptions()
         play.frameLimit = 45
