@@ -94,11 +94,12 @@ extension GuestPipeline {
         finish(reason: reason, error: failure)
     }
 
-    /// Status once a second after the first frame; buffering(0) when frames stop.
+    /// Status once a second from the first frame or the first audio (an audio-only
+    /// stream is live too); buffering(0) when frames stop.
     func tickEvents() {
-        guard firstFrameShown, let onEvent else { return }
+        guard firstFrameShown || firstAudioShown, let onEvent else { return }
         let now = Clock.monotonicMicros()
-        if !buffering, now - lastShownMicros > UInt64(configuration.stallMilliseconds) * 1000 {
+        if firstFrameShown, !buffering, now - lastShownMicros > UInt64(configuration.stallMilliseconds) * 1000 {
             buffering = true
             onEvent(.buffering(percent: 0))
         }
@@ -258,6 +259,8 @@ extension GuestPipeline {
         lock.unlock()
         if !firstAudioShown {
             firstAudioShown = true
+            // The status count starts here unless the first frame came first.
+            if !firstFrameShown { nextStatusMicros = Clock.monotonicMicros() + 1_000_000 }
             onEvent?(.firstAudio(sampleRate: frame.sampleRate, channels: frame.channelCount))
         }
         if let interval = configuration.audioLevelIntervalMilliseconds {

@@ -418,9 +418,10 @@ struct GuestReport: Sendable {
          ("dropped", stats.droppedPackets)].filter { $0.1 > 0 }
     }
 
-    /// A run that never started (an output that cannot be written, no token): the kit
-    /// reported nothing, so a program reading the JSON lines still gets `closed` with
-    /// the error (the anyRTC SDK's onRtmpPlayerClosed) and a summary. People get the error alone.
+    /// A play that never started (an output that cannot be opened; a token provider's
+    /// failure comes later, as the kit's `closed`): the kit reported nothing, so a program
+    /// reading the JSON lines still gets `closed` with the error (the anyRTC SDK's
+    /// onRtmpPlayerClosed) and a summary. People get the error alone.
     func failedAtStart(_ error: Error, play: Guest.PlayOptions) {
         guard json else { return }
         emitJSON(jsonLine(["event": "closed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue,

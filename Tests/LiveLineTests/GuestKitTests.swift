@@ -120,6 +120,26 @@ struct GuestKitTests {
         #expect(guest.stats.frames > 20)
     }
 
+    @Test("an audio-only stream is live too: status once a second (bytes, no frames) from the first audio")
+    func audioOnlyStatus() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000", "-t", "10",
+            "-c:a", "aac", "-f", "flv", nginx.url("radio"),
+        ])
+        defer { ffmpeg.stop() }
+        let guest = Guest()
+        let statuses = Locked<[GuestStatus]>([])
+        guest.onEvent = { event in if case .status(let status) = event { statuses.update { $0.append(status) } } }
+        try guest.startPlay(url: nginx.url("radio"), sink: nil)
+        defer { guest.stopPlay() }
+        #expect(eventually(6) { statuses.value.count >= 2 })
+        #expect(statuses.value.allSatisfy { $0.fps == 0 } && statuses.value.last.map { $0.bytesPerSecond > 1000 } == true,
+                "\(statuses.value)")
+        #expect(guest.stats.audioOnly && guest.stats.frames == 0)
+    }
+
     @Test("PlayOptions: the frame limit ends the play (.frameLimit) and the y4m, wav and recording it asked for are written; a snapshot path without .png is refused at startPlay")
     func playOptions() throws {
         let nginx = try Peers.NginxRTMP()
