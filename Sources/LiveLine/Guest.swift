@@ -221,13 +221,14 @@ public final class Guest: @unchecked Sendable {
 
     /// Stops playing (the anyRTC SDK's stopRtmpPlay) and waits for the end: the outputs
     /// finished, the player closed (a few seconds at most, when the server does not
-    /// answer the close); `closed(.ok)` has been delivered when it returns. Not on the
-    /// decode thread (from `onEvent`, `onAudio` or the sink): use
-    /// `stopPlay(completion:)` there.
+    /// answer the close); `closed(.ok)` has been delivered when it returns. Called from
+    /// the play's own handlers (`onEvent`, `onAudio`, the sink: its decode thread), it
+    /// asks for the end and returns at once, as the end comes on that thread after the
+    /// handler returns. `stopPlay(completion:)` never waits.
     public func stopPlay() {
         guard let pipeline = playingPipeline else { return }
         pipeline.stop()
-        _ = try? pipeline.wait()
+        if !pipeline.isDecodeThread { _ = try? pipeline.wait() }
     }
 
     /// Stops playing and returns at once; `completion` runs on a thread of its own once

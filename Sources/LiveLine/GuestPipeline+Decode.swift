@@ -10,6 +10,9 @@ extension GuestPipeline {
     // MARK: - Decode thread
 
     func decodeLoop() {
+        lock.lock()
+        decodeThread = pthread_self()
+        lock.unlock()
         var reason = EndReason.stopped
         var failure: Swift.Error?
         let control = configuration.bufferTargetMilliseconds.map { GuestLatencyControl(targetMilliseconds: $0) }

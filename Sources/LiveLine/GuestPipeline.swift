@@ -133,6 +133,8 @@ final class GuestPipeline: @unchecked Sendable {
     var stopRequested: EndReason?
     let finished = RunEnd()
     var startMicros: UInt64 = 0
+    /// The decode thread, once it runs (under `lock`).
+    var decodeThread: pthread_t?
 
     // Loop.
     var skippingToKeyframe = false
@@ -271,6 +273,14 @@ final class GuestPipeline: @unchecked Sendable {
         lock.lock()
         if stopRequested == nil { stopRequested = .stopped }
         lock.unlock()
+    }
+
+    /// True on this pipeline's decode thread (in its handlers), where waiting for the
+    /// end would wait for itself.
+    var isDecodeThread: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return decodeThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
     }
 
     /// Waits until the run has ended; throws the error that ended it.

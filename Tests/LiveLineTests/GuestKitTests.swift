@@ -102,6 +102,12 @@ struct GuestKitTests {
         guest.stopPlay { ended.update { $0 = true } }
         #expect(eventually(5) { ended.value })
         #expect(!guest.isPlaying && guest.playEnd?.reason == .stopped)
+        // stopPlay from the play's own handler asks and returns (it would otherwise wait
+        // for its own thread).
+        try guest.startPlay(url: nginx.url("kit"), sink: nil)
+        guest.onEvent = { [weak guest] event in if case .firstFrame = event { guest?.stopPlay() } }
+        #expect(eventually(8) { !guest.isPlaying })
+        #expect(guest.playEnd?.reason == .stopped)
     }
 
     @Test("the hoster stops: closed(0) and playEnd .streamEnded (onRtmpPlayerClosed)")
