@@ -164,11 +164,7 @@ public final class Guest: @unchecked Sendable {
     /// outputs and limits. Throws when a play is already running (604: `stopPlay` first)
     /// or an output cannot be opened.
     public func startPlay(url: RTMPURL, sink: GuestVideoSink?, play: PlayOptions = PlayOptions()) throws {
-        var configuration = GuestPipeline.Configuration(url: url)
-        configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds > 0 ? options.bufferTargetMilliseconds : nil
-        configuration.reconnect = options.reconnect
-        configuration.timeout = options.timeout
-        configuration.tokenProvider = options.tokenProvider
+        var configuration = playConfiguration(url: url)
         configuration.audioLevelIntervalMilliseconds = options.audioLevelShowTimeMilliseconds
         configuration.frameLimit = play.frameLimit
         configuration.duration = play.duration
@@ -201,6 +197,18 @@ public final class Guest: @unchecked Sendable {
             lock.unlock()
             throw error
         }
+    }
+
+    /// A play of `url` with the kit's options: timeout, reconnect, latency control (0:
+    /// none), tokens; no level events, outputs or limits.
+    func playConfiguration(url: RTMPURL) -> GuestPipeline.Configuration {
+        var configuration = GuestPipeline.Configuration(url: url)
+        configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds > 0 ? options.bufferTargetMilliseconds : nil
+        configuration.reconnect = options.reconnect
+        configuration.timeout = options.timeout
+        configuration.tokenProvider = options.tokenProvider
+        configuration.audioLevelIntervalMilliseconds = nil
+        return configuration
     }
 
     /// Refuses a play while one runs (604); otherwise `pipeline`, when given, becomes the

@@ -2,6 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCodec
 import LiveCore
+import LiveRTMP
 import LiveTestSupport
 import Testing
 @testable import LiveLine
@@ -347,6 +348,20 @@ struct GuestKitTests {
         #expect(percents.first == 0 && percents.last == 100, "\(percents)")
         #expect(Set(percents).count >= 4, "several distinct values: \(percents)")
         #expect(zip(percents, percents.dropFirst()).allSatisfy { $0 < $1 }, "rising: \(percents)")
+    }
+
+    @Test("Options reach the play: timeout, reconnect, tokens, the buffer target (0: no latency control, so no refill)")
+    func optionsReachThePlay() throws {
+        var options = Guest.Options()
+        options.timeout = .seconds(3)
+        options.reconnect.maxTries = 2
+        options.bufferTargetMilliseconds = 0
+        options.tokenProvider = IssuedToken.fixedProvider("t")
+        let url = try RTMPURL(parsing: "rtmp://127.0.0.1/live/x")
+        let configuration = Guest(options: options).playConfiguration(url: url)
+        #expect(configuration.timeout == .seconds(3) && configuration.reconnect.maxTries == 2)
+        #expect(configuration.bufferTargetMilliseconds == nil && configuration.tokenProvider != nil)
+        #expect(Guest().playConfiguration(url: url).bufferTargetMilliseconds == 150)
     }
 
     @Test("the refill's percents: each held picture's share of the target, capped at 100 (pure)")
