@@ -1,6 +1,4 @@
 import Foundation
-import LiveAuth
-import LiveCapture
 import LiveCore
 import LiveLine
 import LiveRTMP
