@@ -5,14 +5,13 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 extension GuestPipeline {
     // MARK: - Decode thread
 
     func decodeLoop() {
-        lock.lock()
-        decodeThread = pthread_self()
-        lock.unlock()
+        shared.withLock { $0.decodeThread = pthread_self() }
         var reason = EndReason.stopped
         var failure: Swift.Error?
         let control = configuration.bufferTargetMilliseconds.map { GuestLatencyControl(targetMilliseconds: $0) }
@@ -135,18 +134,16 @@ extension GuestPipeline {
     /// limit is reached.
     func decode(_ packet: RTMPVideoPacket, show: Bool = true) throws -> EndReason? {
         currentPlayer?.markConsumed(upTo: packet.dts)
-        lock.lock()
-        _stats.packets += 1
-        if packet.isKeyframe { _stats.keyframes += 1 }
-        lock.unlock()
+        shared.withLock { state in
+            state.stats.packets += 1
+            if packet.isKeyframe { state.stats.keyframes += 1 }
+        }
         guard let decoder, let decoderConfiguration else { return nil }
         let frames: [VideoFrame]
         do {
             frames = try decoder.decode(avcc: packet.avcc, lengthSize: decoderConfiguration.lengthSize, pts: packet.pts)
         } catch {
-            lock.lock()
-            _stats.decodeErrors += 1
-            lock.unlock()
+            shared.withLock { $0.stats.decodeErrors += 1 }
             return nil
         }
         if show {
@@ -159,9 +156,7 @@ extension GuestPipeline {
             if let recorder {
                 do {
                     try recorder.write(packet, width: width, height: height, fps: fps)
-                    lock.lock()
-                    _stats.recordedPackets = recorder.packetsWritten
-                    lock.unlock()
+                    shared.withLock { $0.stats.recordedPackets = recorder.packetsWritten }
                 } catch {
                     stopRecording(recorder, after: error)
                 }
@@ -169,10 +164,7 @@ extension GuestPipeline {
             try writeOut { try $0.write(packet, width: width, height: height, fps: fps) }
         }
         if let limit = configuration.frameLimit {
-            lock.lock()
-            let frames = _stats.frames
-            lock.unlock()
-            if frames >= limit { return .frameLimit }
+            if shared.withLock({ $0.stats.frames }) >= limit { return .frameLimit }
         }
         return nil
     }
@@ -190,9 +182,7 @@ extension GuestPipeline {
         } catch {
             audioDecoder = nil
             Log.warning("\(configuration.url): the AAC decoder refused the stream's audio header: \(error)")
-            lock.lock()
-            _stats.audioDecodeErrors += 1
-            lock.unlock()
+            shared.withLock { $0.stats.audioDecodeErrors += 1 }
         }
     }
 
@@ -210,16 +200,14 @@ extension GuestPipeline {
     func decodeAudio(_ packet: RTMPAudioPacket) throws {
         currentPlayer?.markConsumed(upTo: packet.pts)
         let audioOnly = isAudioOnly(at: packet.pts)
-        lock.lock()
-        _stats.audioPackets += 1
-        _stats.audioOnly = audioOnly
-        lock.unlock()
+        shared.withLock { state in
+            state.stats.audioPackets += 1
+            state.stats.audioOnly = audioOnly
+        }
         if let recorder {
             do {
                 try recorder.write(audio: packet, audioOnly: audioOnly)
-                lock.lock()
-                _stats.recordedPackets = recorder.packetsWritten + recorder.audioPacketsWritten
-                lock.unlock()
+                shared.withLock { $0.stats.recordedPackets = recorder.packetsWritten + recorder.audioPacketsWritten }
             } catch {
                 stopRecording(recorder, after: error)
             }
@@ -230,9 +218,7 @@ extension GuestPipeline {
         do {
             frames = try audioDecoder.decode(packet.data, pts: packet.pts)
         } catch {
-            lock.lock()
-            _stats.audioDecodeErrors += 1
-            lock.unlock()
+            shared.withLock { $0.stats.audioDecodeErrors += 1 }
             return
         }
         for frame in frames { try present(frame) }
@@ -240,10 +226,10 @@ extension GuestPipeline {
 
     /// Program audio: A/V sync, and what the guest hears unless the hear stream plays.
     func present(_ frame: AudioFrame) throws {
-        lock.lock()
-        sync.audio(frame)
-        let hearing = hearPipeline != nil
-        lock.unlock()
+        let hearing = shared.withLock { state in
+            state.sync.audio(frame)
+            return state.hearPipeline != nil
+        }
         if !hearing { try hear(frame) }
     }
 
@@ -252,14 +238,14 @@ extension GuestPipeline {
         levels.add(frame)
         try wav?.write(frame)
         try pcm?.write(frame)
-        lock.lock()
-        _stats.audioFrames += 1
-        _stats.audioSampleRate = frame.sampleRate
-        _stats.audioChannels = frame.channelCount
-        _stats.audioLevel = levels.level
-        _stats.wavBytes = wav?.bytesWritten ?? 0
-        _stats.pcmBytes = pcm?.bytesWritten ?? 0
-        lock.unlock()
+        shared.withLock { state in
+            state.stats.audioFrames += 1
+            state.stats.audioSampleRate = frame.sampleRate
+            state.stats.audioChannels = frame.channelCount
+            state.stats.audioLevel = levels.level
+            state.stats.wavBytes = wav?.bytesWritten ?? 0
+            state.stats.pcmBytes = pcm?.bytesWritten ?? 0
+        }
         if !firstAudioShown {
             firstAudioShown = true
             // The status count starts here unless the first frame came first.
@@ -279,27 +265,23 @@ extension GuestPipeline {
     func present(_ frame: VideoFrame) throws {
         let now = Clock.wallMicros()
         let monotonic = Clock.monotonicMicros()
-        lock.lock()
-        _stats.frames += 1
-        _stats.width = frame.width
-        _stats.height = frame.height
-        if _stats.firstFrameMs == nil { _stats.firstFrameMs = Double(monotonic - startMicros) / 1000 }
         let first = !firstFrameShown
-        if frame.captureTimeMicros != 0 {
-            latency.add(micros: Int64(bitPattern: now &- frame.captureTimeMicros))
+        shared.withLock { state in
+            state.stats.frames += 1
+            state.stats.width = frame.width
+            state.stats.height = frame.height
+            if state.stats.firstFrameMs == nil { state.stats.firstFrameMs = Double(monotonic - startMicros) / 1000 }
+            if frame.captureTimeMicros != 0 {
+                state.latency.add(micros: Int64(bitPattern: now &- frame.captureTimeMicros))
+            }
         }
-        lock.unlock()
         if let y4m {
             try y4m.write(frame)
-            lock.lock()
-            _stats.y4mFrames = y4m.framesWritten
-            lock.unlock()
+            shared.withLock { $0.stats.y4mFrames = y4m.framesWritten }
         }
         // The test pattern's marker patch, for A/V sync (a few hundred pixels read).
         let lit = TestPatternSource.markerLit(in: frame)
-        lock.lock()
-        sync.frame(pts: frame.pts.micros, lit: lit)
-        lock.unlock()
+        shared.withLock { $0.sync.frame(pts: frame.pts.micros, lit: lit) }
         let resized = lastFrame.map { $0.width != frame.width || $0.height != frame.height } ?? false
         // Holding the frame keeps one pool buffer from reuse, which costs no copy.
         lastFrame = frame

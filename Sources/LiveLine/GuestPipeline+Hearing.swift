@@ -5,6 +5,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 extension GuestPipeline {
     /// While co-hosting (DESIGN.md §4): plays `url` (the co-host's hear stream, what the
@@ -23,10 +24,10 @@ extension GuestPipeline {
         let feed = CohostStreamFeed(url: url, tokenProvider: tokenProvider, deliver: { _ in },
                                     deliverAudio: { [weak self] frame in _ = self?.queue.push(.heard(frame)) },
                                     firstFrame: { _, _ in })
-        lock.lock()
-        let previous = hearPipeline
-        hearPipeline = feed
-        lock.unlock()
+        let previous = shared.withLock { state in
+            defer { state.hearPipeline = feed }
+            return state.hearPipeline
+        }
         previous?.stop()
         // The run has ended, or is ending (its queue closes before its hear stream
         // stops): nothing would hear it.
@@ -36,17 +37,15 @@ extension GuestPipeline {
 
     /// Back to this stream's audio for what the guest hears (hang-up, leave, line lost).
     func stopHearing() {
-        lock.lock()
-        let pipeline = hearPipeline
-        hearPipeline = nil
-        lock.unlock()
+        let pipeline = shared.withLock { state in
+            defer { state.hearPipeline = nil }
+            return state.hearPipeline
+        }
         pipeline?.stop()
     }
 
     /// True while the hear stream is what the guest hears.
     var isHearing: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return hearPipeline != nil
+        shared.withLock { $0.hearPipeline != nil }
     }
 }

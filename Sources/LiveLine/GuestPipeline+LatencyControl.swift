@@ -1,6 +1,7 @@
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 extension GuestPipeline {
     /// What latency control skips of `backlog` (everything received so far, oldest
@@ -20,12 +21,12 @@ extension GuestPipeline {
         let cut = plan == .none ? nil : packets[min(packets.count - 1, plan.drop + plan.decodeSilently)].dtsMilliseconds
         let audioDrop = packets.isEmpty || cut != nil ? control.audioDrop(audio, videoCutMilliseconds: cut) : 0
         if plan != .none || audioDrop > 0 {
-            lock.lock()
-            _stats.skippedPackets += plan.drop
-            _stats.silentFrames += plan.decodeSilently
-            _stats.skippedAudioPackets += audioDrop
-            _stats.audioPackets += audioDrop
-            lock.unlock()
+            shared.withLock { state in
+                state.stats.skippedPackets += plan.drop
+                state.stats.silentFrames += plan.decodeSilently
+                state.stats.skippedAudioPackets += audioDrop
+                state.stats.audioPackets += audioDrop
+            }
         }
         return (plan, audioDrop)
     }

@@ -5,6 +5,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 extension GuestPipeline {
     /// Opens the outputs written from the first frame on (the others open in `init`).
@@ -41,9 +42,7 @@ extension GuestPipeline {
             if let path = configuration.snapshotPath, let frame = lastFrame {
                 let image = try Scaler().rgbaImage(from: frame)
                 try ImageFile.writePNG(image, path: path)
-                lock.lock()
-                _stats.snapshotWritten = true
-                lock.unlock()
+                shared.withLock { $0.stats.snapshotWritten = true }
             }
         } catch {
             failure = error
@@ -71,9 +70,7 @@ extension GuestPipeline {
             outFailed = true
             throw OutError(path: out.path, cause: error)
         }
-        lock.lock()
-        _stats.outPackets = out.packetsWritten + out.audioPacketsWritten
-        lock.unlock()
+        shared.withLock { $0.stats.outPackets = out.packetsWritten + out.audioPacketsWritten }
     }
 
     /// An onMetaData number as a whole number in `range`, nil when it is missing or is
@@ -90,9 +87,7 @@ extension GuestPipeline {
         try? failed.finish()
         recorder = nil
         let message = "recording to \(failed.path) stopped: \(error)"
-        lock.lock()
-        _stats.recordingError = message
-        lock.unlock()
+        shared.withLock { $0.stats.recordingError = message }
         onEvent?(.recordingFailed(message: message))
     }
 }

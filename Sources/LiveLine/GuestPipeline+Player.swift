@@ -5,6 +5,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 extension GuestPipeline {
     // MARK: - Loop thread
@@ -76,9 +77,7 @@ extension GuestPipeline {
     func reconnect(to url: RTMPURL, loop: EventLoop) {
         guard !connectsEnded else { return }
         let player = makePlayer(url: url, loop: loop)
-        lock.lock()
-        self.player = player
-        lock.unlock()
+        shared.withLock { $0.player = player }
         player.start()
     }
 
@@ -126,7 +125,7 @@ extension GuestPipeline {
         case .closed:
             forcePush(.end(.stopped, nil))
         case .playing:
-            if everPlayed { lock.lock(); _stats.reconnects += 1; lock.unlock() }
+            if everPlayed { shared.withLock { $0.stats.reconnects += 1 } }
             everPlayed = true
             attempt = 0
             push(.playing)
@@ -151,14 +150,14 @@ extension GuestPipeline {
     }
 
     func countDrop(audio: Bool = false) {
-        lock.lock()
-        if audio {
-            _stats.audioPackets += 1
-            _stats.skippedAudioPackets += 1
-        } else {
-            _stats.droppedPackets += 1
+        shared.withLock { state in
+            if audio {
+                state.stats.audioPackets += 1
+                state.stats.skippedAudioPackets += 1
+            } else {
+                state.stats.droppedPackets += 1
         }
-        lock.unlock()
+        }
     }
 
     @discardableResult

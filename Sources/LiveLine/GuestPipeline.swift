@@ -5,6 +5,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 /// The guest's pipeline (DESIGN.md §2):
 ///
@@ -52,7 +53,7 @@ import LiveRTMP
 /// streams written (opened, written, finished), `+Hearing` the co-host's hear stream.
 final class GuestPipeline: @unchecked Sendable {
     // @unchecked: fields marked "decode" are touched only on the decode thread, "loop"
-    // only on the player's loop thread, the rest under `lock`.
+    // only on the player's loop thread; what they share is in `shared`, a Mutex.
 
     struct Configuration: Sendable {
         var url: RTMPURL
@@ -121,20 +122,29 @@ final class GuestPipeline: @unchecked Sendable {
 
     let configuration: Configuration
     let queue: BoundedQueue<Input>
+    /// Set by `start()` before the threads it starts.
     var loop: EventLoop?
-    var player: RTMPPlayer?
 
-    let lock = NSLock()
-    var _stats = GuestStats()
-    var latency = LatencyStatistics()
-    var sync = AVSyncMeter()
-    var _endReason: EndReason?
-    var _error: Swift.Error?
-    var stopRequested: EndReason?
+    /// What more than one thread touches.
+    struct Shared {
+        var stats = GuestStats()
+        var latency = LatencyStatistics()
+        var sync = AVSyncMeter()
+        var endReason: EndReason?
+        var error: Swift.Error?
+        var stopRequested: EndReason?
+        /// The current player (a reconnect makes a new one).
+        var player: RTMPPlayer?
+        /// The decode thread, once it runs.
+        var decodeThread: pthread_t?
+        /// The hear stream's player while co-hosting.
+        var hearPipeline: CohostStreamFeed?
+    }
+
+    let shared = Mutex(Shared())
     let finished = RunEnd()
+    /// Set by `start()` before the threads it starts.
     var startMicros: UInt64 = 0
-    /// The decode thread, once it runs (under `lock`).
-    var decodeThread: pthread_t?
 
     // Loop.
     var skippingToKeyframe = false
@@ -168,8 +178,6 @@ final class GuestPipeline: @unchecked Sendable {
     var firstAudioShown = false
     /// Beep onsets of the hear stream (mouth-to-ear lines).
     var heardBeeps = AVSyncMeter()
-    /// The hear stream's player while co-hosting (under `lock`).
-    var hearPipeline: CohostStreamFeed?
     var lastFrame: VideoFrame?
     var metadata: RTMPStreamMetadata?
     var backlog: [Input] = []
@@ -203,9 +211,9 @@ final class GuestPipeline: @unchecked Sendable {
     /// The figures so far (any thread).
     var stats: GuestStats {
         let player = playerStats
-        lock.lock()
-        defer { lock.unlock() }
-        var copy = _stats
+        // The samples are copied out, to sort them outside the lock.
+        let (stats, latency, sync) = shared.withLock { ($0.stats, $0.latency, $0.sync) }
+        var copy = stats
         copy.bytesReceived = player.bytesReceived
         copy.receiveBytesPerSecond = player.receiveRate
         copy.cacheMilliseconds = player.bufferedMilliseconds
@@ -229,23 +237,17 @@ final class GuestPipeline: @unchecked Sendable {
     var playerStats: RTMPPlayer.Stats { currentPlayer?.stats ?? RTMPPlayer.Stats() }
 
     var currentPlayer: RTMPPlayer? {
-        lock.lock()
-        defer { lock.unlock() }
-        return player
+        shared.withLock { $0.player }
     }
 
     /// Why the run ended; nil while it runs.
     var endReason: EndReason? {
-        lock.lock()
-        defer { lock.unlock() }
-        return _endReason
+        shared.withLock { $0.endReason }
     }
 
     /// The error that ended the run, if any.
     var error: Swift.Error? {
-        lock.lock()
-        defer { lock.unlock() }
-        return _error
+        shared.withLock { $0.error }
     }
 
     /// Opens the outputs, starts the player's loop and the decode thread; returns at once
@@ -270,17 +272,16 @@ final class GuestPipeline: @unchecked Sendable {
 
     /// Asks the run to end (Ctrl-C): outputs are finished and the player closed.
     func stop() {
-        lock.lock()
-        if stopRequested == nil { stopRequested = .stopped }
-        lock.unlock()
+        shared.withLock { state in
+            if state.stopRequested == nil { state.stopRequested = .stopped }
+        }
     }
 
     /// True on this pipeline's decode thread (in its handlers), where waiting for the
     /// end would wait for itself.
     var isDecodeThread: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return decodeThread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
+        let thread = shared.withLock { $0.decodeThread }
+        return thread.map { pthread_equal($0, pthread_self()) != 0 } ?? false
     }
 
     /// Waits until the run has ended; throws the error that ended it.
@@ -297,9 +298,7 @@ final class GuestPipeline: @unchecked Sendable {
     }
 
     func requestedEnd() -> EndReason? {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopRequested
+        shared.withLock { $0.stopRequested }
     }
 
     func finish(reason: EndReason, error: Swift.Error?) {
@@ -322,10 +321,10 @@ final class GuestPipeline: @unchecked Sendable {
         }
         loop?.shutdown()
         if let error = finishOutputs(), failure == nil { failure = error }
-        lock.lock()
-        _endReason = failure == nil ? reason : .failed
-        _error = failure
-        lock.unlock()
+        shared.withLock { state in
+            state.endReason = failure == nil ? reason : .failed
+            state.error = failure
+        }
         let code: LiveCode = switch failure {
         case nil: .ok
         case let error as LiveError: error.code
