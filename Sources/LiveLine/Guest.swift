@@ -158,6 +158,12 @@ public final class Guest: @unchecked Sendable {
         handlers = Mutex(Handlers(renderMode: options.renderMode))
     }
 
+    /// A kit let go while it plays stops its play (without waiting): nobody could stop
+    /// it any more, and its events would go nowhere.
+    deinit {
+        playing?.stop()
+    }
+
     /// Starts playing `url` into `sink` (the anyRTC SDK's startRtmpPlay:render:) and
     /// returns at once: the connect, and the token provider's answer, come later on the
     /// player's own thread; `ok` / `firstFrame` or `closed(code)` follow. `play` adds

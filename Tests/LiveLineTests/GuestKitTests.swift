@@ -147,6 +147,20 @@ struct GuestKitTests {
         #expect(guest.stats.audioOnly && guest.stats.frames == 0)
     }
 
+    @Test("a kit let go while it plays stops its play")
+    func releasedKitStops() throws {
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let ffmpeg = try Self.push(nginx.url("gone"))
+        defer { ffmpeg.stop() }
+        var guest: Guest? = Guest()
+        try guest?.startPlay(url: nginx.url("gone"), sink: nil)
+        let pipeline = try #require(guest?.playingPipeline)
+        #expect(eventually(8) { pipeline.stats.frames > 5 })
+        guest = nil
+        #expect(eventually(5) { pipeline.endReason == .stopped })
+    }
+
     @Test("PlayOptions: the frame limit ends the play (.frameLimit) and the y4m, wav and recording it asked for are written; a snapshot path without .png is refused at startPlay")
     func playOptions() throws {
         let nginx = try Peers.NginxRTMP()
