@@ -337,13 +337,6 @@ extension Guest {
         .refused(op: op, code: .lineNotStarted, message: "no line: call joinLine first")
     }
 
-    /// Co-host line events (the anyRTC SDK's guest RTC delegate), on the line's loop
-    /// thread (`leaveLine`'s `.lineClosed` on its caller's). May be set from any thread.
-    public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
-        get { lineHandler.withLock { $0 } }
-        set { lineHandler.withLock { $0 = newValue } }
-    }
-
     func reportLine(_ event: LineSessionEvent) { onLineEvent?(event) }
 
     /// Reports a request's non-zero answer as `.refused`.

@@ -80,4 +80,12 @@ public struct GuestLatencyControl: Sendable, Equatable {
               newest - first > Int64(targetMilliseconds + toleranceMilliseconds) else { return 0 }
         return ptsMilliseconds.prefix { newest - $0 > Int64(targetMilliseconds) }.count
     }
+
+    /// The refill after a stall: each held picture's share of the target, 0–100, in
+    /// arrival order (their dts in ms, oldest first): how far the buffer had filled when
+    /// it came. A burst after the stall so reports each level it filled through.
+    public func refillPercents(_ dtsMilliseconds: [Int64]) -> [Int] {
+        guard let first = dtsMilliseconds.first, targetMilliseconds > 0 else { return dtsMilliseconds.map { _ in 100 } }
+        return dtsMilliseconds.map { Int(min(100, max(0, $0 - first) * 100 / Int64(targetMilliseconds))) }
+    }
 }

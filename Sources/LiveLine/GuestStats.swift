@@ -6,7 +6,7 @@ public struct GuestStats: Sendable, Equatable {
     /// The size of the last decoded frame (0 before the first).
     public var width = 0
     public var height = 0
-    /// From `GuestPipeline.start()` (connect, handshake and play included) to the first
+    /// From the start of the play (connect, handshake and play included) to the first
     /// decoded frame; nil before it.
     public var firstFrameMs: Double?
     /// Glass-to-glass latency (decode-time wall clock − the capture time in LiveLine's
@@ -68,6 +68,13 @@ public struct GuestStats: Sendable, Equatable {
     public var pcmBytes: UInt64 = 0
     /// Video and audio packets written to `--out`.
     public var outPackets = 0
+    /// Bytes received from the server (the current connection's).
+    public var bytesReceived: UInt64 = 0
+    /// Bytes per second received over the last second (the anyRTC SDK's bitrate of
+    /// onRtmpPlayerStatus, in bytes).
+    public var receiveBytesPerSecond = 0.0
+    /// Media received but not yet shown, in ms (the anyRTC SDK's cacheTime).
+    public var cacheMilliseconds = 0
 
     public init() {}
 }

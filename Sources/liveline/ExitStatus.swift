@@ -20,7 +20,7 @@ enum ExitStatus {
         switch error {
         case is UsageError: usage
         case let error as RTMPClientError: error.statusCode != nil ? refused : failure
-        case GuestPipeline.Error.player(let error): of(error)
+        case GuestPlayError.player(let error): of(error)
         case let error as LiveError where error.isRefusal: refused
         default: failure
         }

@@ -1,6 +1,4 @@
 import Foundation
-import LiveAuth
-import LiveCapture
 import LiveCore
 import LiveLine
 import LiveRTMP
@@ -44,7 +42,12 @@ enum GuestCommand: Command {
                                json) at most every MS ms: the stream's audio level over the
                                audio since the last one (default 500, 0: none)
           --stats json         one JSON object per second and a final {"event":"summary",...}
-                               on stdout (on stderr when an output has stdout); otherwise a
+                               on stdout (on stderr when an output has stdout), and a line
+                               per play event: ok, firstFrame and sizeChanged (width,
+                               height: the picture's size changed mid-stream), firstAudio,
+                               buffering (percent: 0 at a stall, rising, 100 when the
+                               picture moves again), reconnecting, hosterAudioActive,
+                               recordingFailed, closed (code, message); otherwise a
                                status line on stderr. The summary's audio figures:
                                audioFrames, audioSampleRate, audioChannels, audioLevel
                                (0-100, the last second), avSyncP50Ms/avSyncP95Ms (marker
@@ -54,7 +57,9 @@ enum GuestCommand: Command {
                                (default 10)
           --buffer-ms MS       latency control: the most received-but-unshown video kept;
                                past it the guest skips to the latest keyframe (default 150,
-                               0: off)
+                               0: off). After a stall (no picture for 0.5 s) the pictures
+                               that come again are held until they fill MS (or waited MS),
+                               reported as buffering percents rising to 100
           --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart (default 10)
           --help               show this text
 
@@ -161,95 +166,96 @@ enum GuestCommand: Command {
             throw UsageError("\(onStandardOutput.joined(separator: " and ")) cannot both write to standard output ('-')")
         }
 
-        var configuration = GuestPipeline.Configuration(url: url)
-        configuration.timeout = .milliseconds(Int64(timeout * 1000))
-        configuration.frameLimit = frames
-        configuration.duration = duration
-        configuration.snapshotPath = snapshot
-        configuration.y4mPath = y4m
-        configuration.recordPath = record
-        configuration.outPath = out
-        configuration.wavPath = wav
-        configuration.pcmPath = pcm
-        configuration.audioLevelIntervalMilliseconds = levelMs == 0 ? nil : levelMs
-        configuration.bufferTargetMilliseconds = bufferMs == 0 ? nil : bufferMs
-        if let tries { configuration.reconnect.maxTries = tries }
-        configuration.tokenProvider = tokenProvider
+        var options = Guest.Options()
+        options.timeout = .milliseconds(Int64(timeout * 1000))
+        options.bufferTargetMilliseconds = bufferMs
+        options.audioLevelShowTimeMilliseconds = levelMs == 0 ? nil : levelMs
+        if let tries { options.reconnect.maxTries = tries }
+        // The line and the co-host push retry as the play does (`--reconnect-tries`).
+        options.cohostPush.backoff = options.reconnect
+        options.tokenProvider = tokenProvider
+        options.cohost = cohost
+        var play = Guest.PlayOptions()
+        play.frameLimit = frames
+        play.duration = duration
+        play.snapshotPath = snapshot
+        play.y4mPath = y4m
+        play.recordPath = record
+        play.outPath = out
+        play.wavPath = wav
+        play.pcmPath = pcm
+        let guest = Guest(options: options)
         let report = GuestReport(json: json, toStandardError: !onStandardOutput.isEmpty, url: url.description)
         var line: GuestLineRole?
         if var lineOptions {
             if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
-            line = try GuestLineRole(options: lineOptions, url: url, apply: apply, say: say, cohost: cohost,
-                                     json: json, toStandardError: !onStandardOutput.isEmpty, tokenProvider: tokenProvider,
-                                     reconnect: configuration.reconnect, muted: muted)
+            line = try GuestLineRole(guest: guest, options: lineOptions, url: url, apply: apply, say: say,
+                                     json: json, toStandardError: !onStandardOutput.isEmpty, muted: muted)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }
-        return try GuestSession(configuration: configuration, report: report, line: line, play: !noPlay).run()
+        return try GuestSession(guest: guest, url: url, play: play, report: report, line: line, playing: !noPlay).run()
     }
 }
 
-/// Runs one guest: the pipeline, Ctrl-C, the once-a-second report and the summary.
+/// Runs one guest through the kit: the play, Ctrl-C, the once-a-second report and the
+/// summary; the line beside it.
 struct GuestSession {
-    let configuration: GuestPipeline.Configuration
+    let guest: Guest
+    let url: RTMPURL
+    let play: Guest.PlayOptions
     let report: GuestReport
     var line: GuestLineRole?
-    var play = true
+    var playing = true
 
     func run() throws -> Int32 {
-        if !play, let line { return try runLineOnly(line) }
-        let pipeline: GuestPipeline
-        do {
-            pipeline = try GuestPipeline(configuration: configuration)
-        } catch {
-            report.failedAtStart(error, configuration: configuration)
-            throw error
+        if !playing, let line { return try runLineOnly(line) }
+        let guest = self.guest
+        let ended = DispatchSemaphore(value: 0)
+        guest.onEvent = { [report, weak guest] event in
+            report.event(event, error: { guest?.playEnd?.error })
+            if case .closed = event { ended.signal() }
         }
-        pipeline.onEvent = { [report, weak pipeline] event in report.event(event, error: { pipeline?.error }) }
-        let signals = StopSignals { pipeline.stop() }
+        let signals = StopSignals { guest.stopPlay {} }
         defer { withExtendedLifetime(signals) {} }
         // `| head -2` has what it wanted: the run ends as if stopped.
-        if report.json, !report.toStandardError { CommandOutput.standardOutput.whenReaderGone { pipeline.stop() } }
+        if report.json, !report.toStandardError { CommandOutput.standardOutput.whenReaderGone { guest.stopPlay {} } }
 
         let started = Clock.monotonicMicros()
         do {
-            try pipeline.start()
+            try guest.startPlay(url: url, sink: nil, play: play)
         } catch {
-            report.failedAtStart(error, configuration: configuration)
+            report.failedAtStart(error, play: play)
             throw error
         }
-        try line?.start(playing: pipeline)
-        var previous = pipeline.stats
+        try line?.start()
+        var previous = guest.stats
         var previousTime = started
-        var failure: Error?
-        while true {
-            do {
-                if try pipeline.wait(seconds: 1) { break }
-            } catch {
-                failure = error
-                break
-            }
+        var stoppedForLine = false
+        while ended.wait(timeout: .now() + 1) == .timedOut {
             if let outcome = line?.outcome, Self.endsRun(outcome) {
-                pipeline.stop()
-                _ = try? pipeline.wait()
+                stoppedForLine = true
+                guest.stopPlay()
                 break
             }
-            // The pipeline set its end (and reported `closed`) after the wait timed out:
-            // no stats line may follow `closed`; the next wait returns at once.
-            if pipeline.endReason != nil { continue }
+            // The play ended (and reported `closed`) after the wait timed out: no stats
+            // line may follow `closed`; the next wait returns at once.
+            if !guest.isPlaying { continue }
             let now = Clock.monotonicMicros()
-            let stats = pipeline.stats
-            report.tick(stats, previous: previous, player: pipeline.playerStats,
-                        seconds: Double(now - previousTime) / 1e6, elapsed: Double(now - started) / 1e6)
+            let stats = guest.stats
+            report.tick(stats, previous: previous, seconds: Double(now - previousTime) / 1e6,
+                        elapsed: Double(now - started) / 1e6)
             previous = stats
             previousTime = now
         }
         let elapsed = Double(Clock.monotonicMicros() - started) / 1e6
-        report.summary(pipeline.stats, player: pipeline.playerStats, elapsed: elapsed,
-                       reason: pipeline.endReason, configuration: configuration, error: failure)
+        let end = guest.playEnd
+        let failure = stoppedForLine ? nil : end?.error
+        let stats = guest.stats
+        report.summary(stats, elapsed: elapsed, reason: end?.reason, play: play, error: failure)
         line?.finish()
         if let failure { throw failure }
-        if let recordingError = pipeline.stats.recordingError {
+        if let recordingError = stats.recordingError {
             // Playing went on without it, but what was asked for was not done.
             printError("liveline guest: \(recordingError)")
             return ExitStatus.failure
@@ -295,7 +301,7 @@ struct GuestSession {
         var pushStarted: UInt64?, previousTime: UInt64 = 0
         while stop.wait(timeout: .now() + 0.1) == .timedOut, line.outcome == nil {
             let now = Clock.monotonicMicros()
-            if let duration = configuration.duration, Double(now - started) / 1e6 >= duration { break }
+            if let duration = play.duration, Double(now - started) / 1e6 >= duration { break }
             guard line.guest.isCohosting else { continue }
             pushed = line.guest.cohostStats
             if pushStarted == nil {
@@ -336,18 +342,18 @@ struct GuestReport: Sendable {
         if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
     }
 
-    func tick(_ stats: GuestStats, previous: GuestStats, player: RTMPPlayer.Stats, seconds: Double, elapsed: Double) {
+    func tick(_ stats: GuestStats, previous: GuestStats, seconds: Double, elapsed: Double) {
         let fps = Double(stats.frames - previous.frames) / max(seconds, 1e-6)
-        let kbps = player.receiveRate * 8 / 1000
+        let kbps = stats.receiveBytesPerSecond * 8 / 1000
         // Connected but no picture or sound yet: the stream may not be published (yet).
         let waiting = stats.firstFrameMs == nil && stats.audioFrames == 0
         if json {
             emitJSON(jsonLine([
                 "event": "stats", "time": elapsed, "frames": stats.frames, "fps": fps, "width": stats.width,
-                "height": stats.height, "receiveKbps": kbps, "bufferedMs": player.bufferedMilliseconds,
+                "height": stats.height, "receiveKbps": kbps, "bufferedMs": stats.cacheMilliseconds,
                 "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
                 "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
-                "cacheMs": player.bufferedMilliseconds, "skipped": stats.skippedPackets + stats.silentFrames,
+                "cacheMs": stats.cacheMilliseconds, "skipped": stats.skippedPackets + stats.silentFrames,
                 "reconnects": stats.reconnects, "waiting": waiting,
                 "audioFrames": stats.audioFrames, "audioLevel": stats.audioLevel,
             ]))
@@ -357,9 +363,9 @@ struct GuestReport: Sendable {
         } else {
             var line = stats.firstFrameMs == nil
                 ? String(format: "%6.1fs  audio only  %5d audio frames  %6.0f kbit/s  cache %d ms", elapsed, stats.audioFrames,
-                         kbps, player.bufferedMilliseconds)
+                         kbps, stats.cacheMilliseconds)
                 : String(format: "%6.1fs  %5d frames  %5.1f fps  %dx%d  %6.0f kbit/s  cache %d ms", elapsed, stats.frames,
-                         fps, stats.width, stats.height, kbps, player.bufferedMilliseconds)
+                         fps, stats.width, stats.height, kbps, stats.cacheMilliseconds)
             for (name, count) in Self.losses(stats) { line += "  \(name) \(count)" }
             if let p50 = stats.latencyP50Ms, let p95 = stats.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
@@ -377,7 +383,7 @@ struct GuestReport: Sendable {
             return
         }
         switch event {
-        case .firstFrame(let width, let height):
+        case .firstFrame(let width, let height), .sizeChanged(let width, let height):
             emitJSON(jsonLine(["event": event.name, "width": width, "height": height]))
         case .firstAudio(let sampleRate, let channels):
             emitJSON(jsonLine(["event": event.name, "sampleRate": sampleRate, "channels": channels]))
@@ -410,18 +416,18 @@ struct GuestReport: Sendable {
          ("dropped", stats.droppedPackets)].filter { $0.1 > 0 }
     }
 
-    /// A run that never started (an output that cannot be written, no token): the kit
-    /// reported nothing, so a program reading the JSON lines still gets `closed` with
-    /// the error (seed: onRtmpPlayerClosed) and a summary. People get the error alone.
-    func failedAtStart(_ error: Error, configuration: GuestPipeline.Configuration) {
+    /// A play that never started (an output that cannot be opened; a token provider's
+    /// failure comes later, as the kit's `closed`): the kit reported nothing, so a program
+    /// reading the JSON lines still gets `closed` with the error (the anyRTC SDK's
+    /// onRtmpPlayerClosed) and a summary. People get the error alone.
+    func failedAtStart(_ error: Error, play: Guest.PlayOptions) {
         guard json else { return }
         emitJSON(jsonLine(["event": "closed", "code": ((error as? LiveError)?.code ?? .unknown).rawValue,
                            "message": "\(error)"]))
-        summary(GuestStats(), player: RTMPPlayer.Stats(), elapsed: 0, reason: .failed, configuration: configuration, error: error)
+        summary(GuestStats(), elapsed: 0, reason: .failed, play: play, error: error)
     }
 
-    func summary(_ stats: GuestStats, player: RTMPPlayer.Stats, elapsed: Double, reason: GuestPipeline.EndReason?,
-                 configuration: GuestPipeline.Configuration, error: Error?) {
+    func summary(_ stats: GuestStats, elapsed: Double, reason: GuestEndReason?, play: Guest.PlayOptions, error: Error?) {
         let fps = elapsed > 0 ? Double(stats.frames) / elapsed : 0
         let ended: String = switch reason {
         case .frameLimit: "frames"
@@ -431,27 +437,27 @@ struct GuestReport: Sendable {
         case .failed, nil: "failed"
         }
         // Only what was really written: not a snapshot or recording that failed or never began.
-        let snapshot = stats.snapshotWritten ? configuration.snapshotPath : nil
-        let record = stats.recordedPackets > 0 && stats.recordingError == nil ? configuration.recordPath : nil
-        let out = stats.outPackets > 0 ? configuration.outPath : nil
+        let snapshot = stats.snapshotWritten ? play.snapshotPath : nil
+        let record = stats.recordedPackets > 0 && stats.recordingError == nil ? play.recordPath : nil
+        let out = stats.outPackets > 0 ? play.outPath : nil
         if json {
             emitJSON(jsonLine([
-                "event": "summary", "url": configuration.url.description, "frames": stats.frames,
+                "event": "summary", "url": url, "frames": stats.frames,
                 "width": stats.width, "height": stats.height, "firstFrameMs": stats.firstFrameMs,
                 "latencyP50Ms": stats.latencyP50Ms, "latencyP95Ms": stats.latencyP95Ms,
                 "latencyMaxMs": stats.latencyMaxMs, "latencyStartP50Ms": stats.latencyStartP50Ms,
                 "latencyEndP50Ms": stats.latencyEndP50Ms, "latencySamples": stats.latencySamples, "seconds": elapsed, "fps": fps, "packets": stats.packets,
                 "keyframes": stats.keyframes, "dropped": stats.droppedPackets, "decodeErrors": stats.decodeErrors,
                 "skipped": stats.skippedPackets + stats.silentFrames, "reconnects": stats.reconnects,
-                "bytes": player.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
+                "bytes": stats.bytesReceived, "ended": ended, "error": error.map { "\($0)" },
                 "snapshot": snapshot, "record": record, "recordError": stats.recordingError,
                 "audioPackets": stats.audioPackets, "audioFrames": stats.audioFrames,
                 "audioSampleRate": stats.audioSampleRate, "audioChannels": stats.audioChannels,
                 "audioLevel": stats.audioLevel, "audioOnly": stats.audioOnly,
                 "audioSkipped": stats.skippedAudioPackets, "audioDecodeErrors": stats.audioDecodeErrors,
                 "avSyncP50Ms": stats.avSyncP50Ms, "avSyncP95Ms": stats.avSyncP95Ms, "avSyncSamples": stats.avSyncSamples,
-                "wavBytes": configuration.wavPath == nil ? nil : stats.wavBytes,
-                "pcmBytes": configuration.pcmPath == nil ? nil : stats.pcmBytes, "out": out,
+                "wavBytes": play.wavPath == nil ? nil : stats.wavBytes,
+                "pcmBytes": play.pcmPath == nil ? nil : stats.pcmBytes, "out": out,
             ]), orStandardError: true)
         } else {
             if terminal { printError("") }
@@ -476,7 +482,7 @@ struct GuestReport: Sendable {
                 line += ", \(error)"
             } else if let record {
                 line += ", recorded to \(record)"
-            } else if let path = configuration.recordPath {
+            } else if let path = play.recordPath {
                 line += ", nothing recorded to \(path)"
             }
             printError(line)

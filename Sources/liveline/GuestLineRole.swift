@@ -42,18 +42,13 @@ final class GuestLineRole: Sendable {
     }
 
     /// Throws when the line's signaling cannot be found from `url` (see `LineOptions.server(for:)`).
-    init(options: LineOptions, url: RTMPURL, apply: Bool, say: String?, cohost: HosterConfiguration,
-         json: Bool, toStandardError: Bool, tokenProvider: TokenProvider? = nil,
-         reconnect: ReconnectBackoff = ReconnectBackoff(), muted: Bool = false) throws {
+    /// `guest`: the kit that plays RTMP_URL too, whose heard sound switches to the hear
+    /// stream while co-hosting.
+    init(guest: Guest, options: LineOptions, url: RTMPURL, apply: Bool, say: String?,
+         json: Bool, toStandardError: Bool, muted: Bool = false) throws {
         self.muted = muted
-        var kitOptions = Guest.Options()
-        kitOptions.cohost = cohost
-        // The line and the co-host push retry as the play does (`--reconnect-tries`).
-        kitOptions.reconnect = reconnect
-        kitOptions.cohostPush.backoff = reconnect
-        kitOptions.tokenProvider = tokenProvider
-        guest = Guest(options: kitOptions)
-        self.cohost = cohost
+        self.guest = guest
+        cohost = guest.options.cohost
         self.options = options
         server = try options.server(for: url)
         self.apply = apply
@@ -73,10 +68,7 @@ final class GuestLineRole: Sendable {
     /// The co-host push's latest status (nil before the first one).
     var pushStatus: HosterStatus? { state.withLock { $0.pushStatus } }
 
-    /// `pipeline`: the one playing RTMP_URL, whose heard sound switches to the hear
-    /// stream while co-hosting.
-    func start(playing pipeline: GuestPipeline? = nil) throws {
-        guest.setPlayingPipeline(pipeline)
+    func start() throws {
         // The push starts muted; the room hears it once the guest co-hosts.
         if muted { guest.setLocalAudioEnable(false) }
         if apply { readCommands() }

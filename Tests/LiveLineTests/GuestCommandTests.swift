@@ -27,6 +27,28 @@ struct GuestCommandTests {
         #expect(Date().timeIntervalSince(started) < 20)
     }
 
+    @Test("--stats json: a picture whose size changes mid-stream prints firstFrame and then a sizeChanged line with the new size")
+    func sizeChangedLine() throws {
+        let dir = try Peers.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let segments = try GuestKitTests.twoSizes(in: dir)
+        let nginx = try Peers.NginxRTMP()
+        defer { nginx.stop() }
+        let ffmpeg = try Peers.Background("/usr/bin/ffmpeg", [
+            "-nostdin", "-v", "error", "-re", "-i", segments, "-c", "copy", "-f", "flv", nginx.url("sizes"),
+        ])
+        defer { ffmpeg.stop() }
+        Thread.sleep(forTimeInterval: 0.3)
+        let result = try Peers.run(Peers.liveline, ["guest", nginx.url("sizes"), "--stats", "json", "--duration", "3.5"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let events = result.text.split(separator: "\n").compactMap { line in
+            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+        }
+        let sizes = events.filter { ["firstFrame", "sizeChanged"].contains($0["event"] as? String) }
+            .map { "\($0["event"]!) \($0["width"]!)x\($0["height"]!)" }
+        #expect(sizes == ["firstFrame 320x240", "sizeChanged 480x270"], "\(result.text)")
+    }
+
     @Test("connection refused: exit 1 with the reason and the URL")
     func refused() throws {
         let port = try Peers.freePort()

@@ -144,6 +144,9 @@ enum Peers {
 
         var isRunning: Bool { process.isRunning }
 
+        /// Its process id (to pause it with SIGSTOP).
+        var pid: pid_t { process.processIdentifier }
+
         /// SIGINT first (a clean end), SIGKILL after two seconds: a child started from
         /// a test thread inherits that thread's blocked signal mask, so ffmpeg may never
         /// see SIGINT or SIGTERM.
