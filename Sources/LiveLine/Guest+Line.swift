@@ -129,8 +129,8 @@ extension Guest {
         line.send { $0.message(type: type.name, userName: userName, header: header, content: content, reply: refusal) }
     }
 
-    /// Off: the co-host push sends one black frame a second instead of the camera, and
-    /// the room hears remote AV status (the anyRTC SDK: setLocalVideoEnable:).
+    /// Off: the co-host push sends a black picture instead of the camera, at its normal
+    /// frame rate, and the room hears remote AV status (the anyRTC SDK: setLocalVideoEnable:).
     public func setLocalVideoEnable(_ enabled: Bool) {
         lock.lock()
         localAV.video = enabled
