@@ -151,6 +151,8 @@ extension Hoster {
             }
         case .cohostClosed:
             if let peerId = event.peerId { currentMix?.removeCohost(key: peerId) }
+        case .lineResult where event.liveCode == .ok:
+            announceShare()  // a share on before the line (re)opened
         default:
             break
         }

@@ -77,6 +77,8 @@ public final class Hoster: @unchecked Sendable {
     var line: LineSession?
     /// The template and options the mix uses (setMixVideoModel / setVideoTemplate).
     var mixLayout: (template: MixTemplate, options: MixOptions)
+    /// The shared picture and its events (Hoster+Share.swift).
+    let shareState = HosterShare()
 
     public init(options: Options = Options()) throws {
         self.options = options

@@ -9,7 +9,9 @@ import LiveCore
 /// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token,
 ///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
 ///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine), `setMaxCohosts` (maxCohosts:
-///   what the mix shows after a template change; audioLine: true for an audio line)
+///   what the mix shows after a template change; audioLine: true for an audio line),
+///   `shareOpen` (shareType, shareInfo ≤ 1024 B: the hoster shares a picture, such as its
+///   screen; the anyRTC SDK's screen share) and `shareClose`
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
@@ -27,6 +29,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         case create, accept, reject, hangup, close, setMaxCohosts
         case join, apply, cancel, leave, setAVStatus
         case message, heartbeat, renewToken
+        case shareOpen, shareClose
     }
 
     public var op: Op
@@ -56,6 +59,11 @@ public struct LineRequest: Codable, Equatable, Sendable {
     /// ARLivingMediaModeAudio): co-hosts push sound only, and the line's members hear it
     /// in `applicationResult`, `cohostOpened` and `cohostClosed`. nil or false: a video line.
     public var audioLine: Bool?
+    /// shareOpen: the kind of share, the app's own number (the anyRTC SDK's share type,
+    /// passed through untouched; nil: 0).
+    public var shareType: Int?
+    /// shareOpen: what is shared, for the room (the SDK's shareInfo), ≤ 1024 bytes.
+    public var shareInfo: String?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,
