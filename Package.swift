@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
         .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
-        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
+        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture", "LiveTestSupport"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveNet", "LiveTestSupport"]),
