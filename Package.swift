@@ -49,7 +49,7 @@ let package = Package(
         .executableTarget(name: "rtmp-load", dependencies: ["LiveRTMP", "LiveNet"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.
-        .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
+        .target(name: "LiveTestSupport", dependencies: ["LiveCore"], path: "Tests/LiveTestSupport"),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
         .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
