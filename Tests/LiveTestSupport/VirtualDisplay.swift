@@ -84,7 +84,7 @@ public final class VirtualDisplay: @unchecked Sendable {
 
     public struct Failure: Error, CustomStringConvertible {
         public let description: String
-        init(_ description: String) { self.description = description }
+        public init(_ description: String) { self.description = description }
     }
 
     private static func isFree(_ n: Int) -> Bool {
