@@ -62,7 +62,7 @@ struct ScreenCommandTests {
         #expect(blue.b > 200 && blue.r < 50 && blue.g < 50, "played \(blue)")
     }
 
-    @Test("stdin share screen::N INFO / unshare: shareEnable and shareClose lines, and the player sees the screen, then the camera again")
+    @Test("stdin share screen::N INFO / unshare: shareEnable and shareClose lines, a guest on the line hears shareOpen / shareClose, and the player sees the screen, then the camera again")
     func sharesFromStdin() throws {
         let display = try VirtualDisplay(width: 320, height: 180)
         defer { display.stop() }
@@ -71,21 +71,30 @@ struct ScreenCommandTests {
         defer { server.background.stop() }
         let url = "rtmp://127.0.0.1:\(server.rtmpPort)/live/desk"
         let input = Pipe()
-        let host = try Self.host(url, ["--source", "color:#00ff00"], input: input)
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let host = try Self.host(url, ["--source", "color:#00ff00", "--line", "desk", "--signal", signal], input: input)
         defer { host.stop() }
         let viewer = try Viewer(url)
         defer { viewer.stop() }
+        // A guest on the line hears the room's share events.
+        let guest = try KitProcess(["guest", url, "--line", "desk", "--no-play", "--signal", signal, "--stats", "json", "--duration", "20"])
+        defer { guest.stop() }
+        #expect(guest.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil,
+                "stderr: \(guest.stderr)")
         let green = try #require(viewer.waitFor((0, 255, 0)))
         #expect(green.g > 200 && green.r < 50, "before sharing: \(green)")
 
         input.fileHandleForWriting.write(Data("share screen:\(display.name) my slides\n".utf8))
         #expect(host.waitFor(timeout: 5) { $0["event"] as? String == "shareEnable" && $0["enable"] as? Bool == true } != nil,
                 "stderr: \(host.stderr)")
+        #expect(guest.waitFor(timeout: 5) { $0["event"] as? String == "shareOpen" && $0["shareInfo"] as? String == "my slides"
+            && $0["type"] as? Int == 0 && $0["userId"] as? String == "hoster" } != nil, "guest: \(guest.names)")
         let red = try #require(viewer.waitFor((255, 0, 0)))
         #expect(red.r > 200 && red.g < 50, "while sharing: \(red)")
 
         input.fileHandleForWriting.write(Data("unshare\n".utf8))
         #expect(host.waitFor(timeout: 5) { $0["event"] as? String == "shareClose" && $0["reason"] as? String == "stopped" } != nil)
+        #expect(guest.waitFor(timeout: 5) { $0["event"] as? String == "shareClose" && $0["userId"] as? String == "hoster" } != nil)
         let shareEnd = Date()
         let back = try #require(viewer.reader.waitFor(after: shareEnd, timeout: 8) { $0.colours[0].g > 200 }?.colours[0])
         #expect(back.g > 200 && back.r < 50, "after unshare: \(back)")
