@@ -146,6 +146,44 @@ struct ShareKitTests {
         #expect(near(seen[0], Self.green, tolerance: 14), "after stopShare: \(seen)")
     }
 
+    @Test("a share started before the line is told to the room once the line opens; a guest joining later hears it; the push's end ends it")
+    func shareBeforeTheLine() throws {
+        var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 1)
+        configuration.line = LineLimits()
+        let relay = try RelayServer(configuration: configuration)
+        defer { relay.shutdown() }
+        let rtmp = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/early"))
+        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line", rtmp: rtmp)
+        var options = Hoster.Options()
+        options.configuration.source = "color:green"
+        (options.configuration.width, options.configuration.height, options.configuration.fps) = (320, 180, 10)
+        let hoster = try Hoster(options: options)
+        let shareLog = ShareEventLog()
+        hoster.onShareEvent = { shareLog.append($0) }
+        // Before the push and the line: the share is in the mix at once.
+        try hoster.startShare(source: "color:white", type: 3, shareInfo: "whiteboard")
+        #expect(shareLog.wait { event -> Bool? in if case .enable(let enabled, _) = event { return enabled }; return nil } == true)
+        try hoster.startPush(url: rtmp)
+        defer { hoster.stopPush() }
+        let hosterLog = LineEventLog()
+        hoster.onLineEvent = { hosterLog.append($0) }
+        try hoster.createLine(server: server, liveId: "early", userId: "host")
+        #expect(hosterLog.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
+
+        let guest = Guest(options: Guest.Options())
+        let guestLog = LineEventLog()
+        guest.onLineEvent = { guestLog.append($0) }
+        try guest.joinLine(server: server, liveId: "early", userId: "late")
+        defer { guest.leaveLine() }
+        let opened = guestLog.wait { event -> ShareEvent? in if case .share(let share) = event { return share }; return nil }
+        #expect(opened == .opened(type: 3, shareInfo: "whiteboard", userId: "host", userData: ""))
+        // The push's end ends the share.
+        hoster.stopPush()
+        #expect(shareLog.wait { event -> String? in if case .closed(_, let reason) = event { return reason }; return nil } == "pushEnded")
+        #expect(guestLog.wait { event -> Bool? in if case .share(.closed) = event { return true }; return nil } == true)
+        #expect(hoster.sharedSource == nil)
+    }
+
     @Test("startShare refuses clearly: a bad spec throws; no X server, an audio-only live and a full mix report shareEnable false")
     func refusals() throws {
         var options = Hoster.Options()
