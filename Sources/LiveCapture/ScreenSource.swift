@@ -83,7 +83,7 @@ public final class ScreenSource: VideoSource {
     private func open() throws {
         var options = [("framerate", Self.grabRate)]
         if let size = spec.size { options.append(("video_size", "\(size.width)x\(size.height)")) }
-        let url = display + "+\(spec.x),\(spec.y)"
+        let url = display + (spec.x != 0 || spec.y != 0 ? "+\(spec.x),\(spec.y)" : "")
         do {
             reader = try Self.grab(url: url, options: options)
         } catch {

@@ -144,6 +144,19 @@ struct ShareKitTests {
         #expect(hoster.sharedSource == nil)
         seen = probe.wait(for: [Self.green, Self.green])
         #expect(near(seen[0], Self.green, tolerance: 14), "after stopShare: \(seen)")
+
+        // The X server goes away mid-share: the share ends by itself, saying why, and the room hears it.
+        try hoster.startShare(source: "screen:\(display.name)")
+        #expect(shareLog.wait { event -> Int? in if case .enable(true, _) = event { return 1 }; return nil } == 1)
+        display.stop()
+        let lost = shareLog.wait { event -> String? in
+            if case .closed(_, let reason) = event, reason != "stopped" { return reason }
+            return nil
+        }
+        #expect(lost?.contains("capturing the screen of display \(display.name) failed") == true, "\(lost ?? "no close")")
+        #expect(eventually { hoster.sharedSource == nil })
+        seen = probe.wait(for: [Self.green, Self.green])
+        #expect(near(seen[0], Self.green, tolerance: 14), "after the screen was lost: \(seen)")
     }
 
     @Test("a share started before the line is told to the room once the line opens; a guest joining later hears it; the push's end ends it")
