@@ -28,7 +28,7 @@ public final class HosterMix: @unchecked Sendable {
     public let voices = CohostVoices()
     private let lock = NSLock()
     private var cohosts: [(key: String, feed: CohostInput)] = []
-    /// The shared picture's feed while a share is on.
+    /// The shared picture's feed while a share is on (under `lock`).
     private var share: CohostInput?
     private var nextTestKey = 0
     private var _tokenProvider: TokenProvider?
