@@ -49,11 +49,11 @@ let package = Package(
         .executableTarget(name: "rtmp-load", dependencies: ["LiveRTMP", "LiveNet"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.
-        .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
+        .target(name: "LiveTestSupport", dependencies: ["LiveCore"], path: "Tests/LiveTestSupport"),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
         .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"]),
         .testTarget(name: "LiveCodecTests", dependencies: ["LiveCodec"]),
-        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture"]),
+        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCapture", "LiveTestSupport"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveMix"]),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveNet", "LiveTestSupport"]),

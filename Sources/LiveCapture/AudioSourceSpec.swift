@@ -68,12 +68,12 @@ public enum AudioSourceSpec: Equatable, Sendable, CustomStringConvertible {
 
     /// The audio a video source brings by default: `tone` with the test pattern, the
     /// file's own track with `file:` (none when the file has no sound: it opens the file
-    /// to look), none with a colour or a camera.
+    /// to look), none with a colour, a camera or a screen.
     public static func defaultFor(video: SourceSpec) -> AudioSourceSpec {
         switch video {
         case .testPattern: .tone(frequency: ToneGenerator.defaultFrequency)
         case .file(let path): MediaAudioReader.hasAudioTrack(path: path) ? .file(path: path) : .none
-        case .color, .camera: .none
+        case .color, .camera, .screen: .none
         }
     }
 

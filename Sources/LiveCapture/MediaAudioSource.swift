@@ -62,7 +62,7 @@ public final class MediaAudioSource: AudioSource {
             do {
                 reader = try MediaAudioReader(path: path, sampleRate: sampleRate, channelCount: channelCount)
             } catch {
-                throw LiveError(.invalidParams, "cannot read audio from \(path): \(Self.reason(error))")
+                throw LiveError(.invalidParams, "cannot read audio from \(path): \(ffmpegReason(error))")
             }
         }
     }
@@ -138,10 +138,5 @@ public final class MediaAudioSource: AudioSource {
         guard reader.hasVideo, let duration = reader.durationMicros else { return 0 }
         let period = duration * Int64(sampleRate) / 1_000_000
         return max(0, period - passSamples)
-    }
-
-    /// FFmpeg's message without the call that produced it, for people.
-    private static func reason(_ error: Error) -> String {
-        (error as? FFmpegError)?.message ?? "\(error)"
     }
 }

@@ -6,12 +6,14 @@ import LiveCore
 /// - `test`: the moving test pattern;
 /// - `color:NAME` or `color:#RRGGBB`: a solid colour;
 /// - `file:PATH`: a media file, looped;
-/// - `v4l2:/dev/videoN` or just `/dev/videoN`: a V4L2 camera.
+/// - `v4l2:/dev/videoN` or just `/dev/videoN`: a V4L2 camera;
+/// - `screen:DISPLAY[+X,Y][@WxH]`: the screen of an X display, or part of it (`ScreenSpec`).
 public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
     case testPattern
     case color(YUVColor)
     case file(path: String)
     case camera(device: String)
+    case screen(ScreenSpec)
 
     /// Parses the command-line syntax; throws `.invalidParams` naming what was wrong.
     public init(parsing text: String) throws {
@@ -25,7 +27,7 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
             return
         }
         guard let colon = trimmed.firstIndex(of: ":") else {
-            throw SourceSpec.invalid(text, "expected test, color:NAME, file:PATH or v4l2:/dev/videoN")
+            throw SourceSpec.invalid(text, "expected test, color:NAME, file:PATH, v4l2:/dev/videoN or screen:DISPLAY")
         }
         let kind = trimmed[..<colon].lowercased()
         let argument = String(trimmed[trimmed.index(after: colon)...])
@@ -43,6 +45,12 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
                 throw SourceSpec.invalid(text, "v4l2: needs a device path such as /dev/video0")
             }
             self = .camera(device: argument)
+        case "screen":
+            do {
+                self = .screen(try ScreenSpec(parsing: argument))
+            } catch {
+                throw SourceSpec.invalid(text, error.description)
+            }
         default:
             throw SourceSpec.invalid(text, "unknown source kind '\(kind)'")
         }
@@ -58,12 +66,13 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
         case .color(let color): "color:\(color)"
         case .file(let path): "file:\(path)"
         case .camera(let device): "v4l2:\(device)"
+        case .screen(let screen): "screen:\(screen)"
         }
     }
 
     /// Opens the source this spec names. `realTime` paces synthetic and file sources
     /// on the clock (false: as fast as possible, for benchmarks); a camera is always
-    /// paced by the device. Files loop at their end.
+    /// paced by the device, a screen always on the clock. Files loop at their end.
     public func makeSource(width: Int, height: Int, fps: Int, realTime: Bool = true) throws -> VideoSource {
         switch self {
         case .testPattern:
@@ -74,6 +83,8 @@ public enum SourceSpec: Equatable, Sendable, CustomStringConvertible {
             return try FileSource(path: path, width: width, height: height, fps: fps, realTime: realTime, loop: true)
         case .camera(let device):
             return try V4L2Camera(path: device, width: width, height: height, fps: fps)
+        case .screen(let screen):
+            return try ScreenSource(spec: screen, width: width, height: height, fps: fps)
         }
     }
 

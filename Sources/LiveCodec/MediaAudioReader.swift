@@ -152,23 +152,10 @@ public final class MediaAudioReader {
         return av_find_best_stream(input.pointer, AVMEDIA_TYPE_AUDIO, -1, -1, nil, 0) >= 0
     }
 
-    private static let registerDevices: Void = avdevice_register_all()
-
     private static func open(_ device: Device, sampleRate: Int, channelCount: Int) throws -> StreamDecoder {
-        _ = registerDevices
-        FFmpegLog.applyDefault()
-        let call = "avformat_open_input(\(device.inputFormat):\(device.url))"
-        guard let format = av_find_input_format(device.inputFormat) else {
-            throw FFmpegError(call: call, message: "this FFmpeg has no \(device.inputFormat) input (libavdevice built without it)")
-        }
-        let input: FormatInput
-        do {
-            input = try FormatInput(url: device.url, format: format,
-                                    options: [("sample_rate", String(sampleRate)), ("channels", String(channelCount))],
-                                    what: call)
-        } catch let error as FFmpegError {
-            throw FFmpegError(call: call, message: "cannot open \(device): \(error.message) (\(device.hint))")
-        }
+        let input = try FormatInput.device(format: device.inputFormat, url: device.url,
+                                           options: [("sample_rate", String(sampleRate)), ("channels", String(channelCount))],
+                                           device: device.description, hint: device.hint)
         return try StreamDecoder(input: input, media: AVMEDIA_TYPE_AUDIO, name: device.description, probe: false)
     }
 }

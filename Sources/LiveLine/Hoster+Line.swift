@@ -179,6 +179,8 @@ extension Hoster {
         case .remoteAVStatus:
             // A co-host's camera off: its tile shows the fill image (setVideoSubBackground).
             if let peerId = event.peerId, let video = event.video { currentMix?.setCohostVideo(key: peerId, enabled: video) }
+        case .lineResult where event.liveCode == .ok:
+            announceShare()  // a share on before the line (re)opened
         default:
             break
         }

@@ -134,6 +134,8 @@ public final class Hoster: Sendable {
     let state: Mutex<State>
     private let filters: FilterChain
     private let makeSource: SourceMaker
+    /// The shared picture and its events (Hoster+Share.swift).
+    let shareState = HosterShare()
 
     /// Publish and local-picture events (the anyRTC SDK's ARHosterRtmpDelegate and its
     /// onRTCFirstLocalVideoFrame / onRTCLocalVideoViewChanged): on the publisher's loop

@@ -17,6 +17,10 @@ import LiveRTMP
 /// layout. When one leaves, the ones after it move up a place and the layout reflows;
 /// a feed's frames always go to its current place (looked up under `lock`), so a frame
 /// in flight during a removal never lands in someone else's tile.
+///
+/// While a picture is shared (`startShare`, the anyRTC SDK's screen share), it is the
+/// main picture (participant 0, aspect-fit) and the host's own frames go to the tile
+/// after the co-hosts'; the mixed frames keep the host frames' times.
 public final class HosterMix: @unchecked Sendable {
     public let compositor: Compositor
     /// The sound side: each stream co-host's voice in the program, and its mix-minus
@@ -26,6 +30,8 @@ public final class HosterMix: @unchecked Sendable {
     private var cohosts: [(key: String, feed: CohostInput)] = []
     /// Co-hosts of an audio line: their voices only, no tile.
     private var voiceOnly: [(key: String, feed: CohostInput)] = []
+    /// The shared picture's feed while a share is on (under `lock`).
+    private var share: CohostInput?
     private var nextTestKey = 0
     private var _tokenProvider: TokenProvider?
     /// Co-hosts whose video is off (their remote AV status): their frames are not drawn.
@@ -47,8 +53,76 @@ public final class HosterMix: @unchecked Sendable {
 
     /// The capture-thread stage: the host frame in, the mixed frame out.
     public func process(_ host: VideoFrame) -> VideoFrame {
-        compositor.update(participant: 0, frame: host)
-        return compositor.compose()
+        lock.lock()
+        let sharing = share != nil
+        compositor.update(participant: sharing ? cohosts.count + 1 : 0, frame: host)
+        lock.unlock()
+        let mixed = compositor.compose()
+        if sharing && mixed !== host {
+            // The shared picture is participant 0, whose time the compositor would give.
+            mixed.pts = host.pts
+            mixed.captureTimeMicros = host.captureTimeMicros
+        }
+        return mixed
+    }
+
+    /// Shares `source`: its frames, read on a thread of its own, become the main picture
+    /// (participant 0, aspect-fit: a shared screen is never cropped) and the host's frames
+    /// the last small tile. `ended` runs once, on the feed's thread, when the source
+    /// fails or ends (nil: stopped). Throws `.alreadyOpen` when a share is on, or when
+    /// the layout has no room for the host's tile.
+    func startShare(source: VideoSource, ended: @escaping @Sendable (Error?) -> Void) throws {
+        let feed = SourceCohostFeed(source: source, deliver: { [weak self] frame in self?.deliverShared(frame) }, ended: ended)
+        lock.lock()
+        guard share == nil else {
+            lock.unlock()
+            throw LiveError(.alreadyOpen, "a picture is already shared")
+        }
+        do {
+            try compositor.setCohostCount(cohosts.count + 1)
+        } catch {
+            lock.unlock()
+            throw LiveError(.lineFull, "the mix has no room for the host's own tile beside \(cohosts.count) co-hosts (\(error))")
+        }
+        compositor.update(participant: 0, frame: nil)
+        compositor.setRenderMode(.aspectFit, participant: 0)
+        share = feed
+        lock.unlock()
+        do {
+            try feed.start()
+        } catch {
+            stopShare()
+            throw error
+        }
+    }
+
+    /// Ends the share: the host's frames are the main picture again. No-op without one.
+    func stopShare() {
+        lock.lock()
+        guard let feed = share else {
+            lock.unlock()
+            return
+        }
+        share = nil
+        compositor.update(participant: cohosts.count + 1, frame: nil)
+        try? compositor.setCohostCount(cohosts.count)  // fewer tiles always fit
+        compositor.setRenderMode(.aspectFill, participant: 0)
+        lock.unlock()
+        feed.stop()
+    }
+
+    /// Whether a picture is shared.
+    var isSharing: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return share != nil
+    }
+
+    /// A shared frame to the main picture (the share feed's thread).
+    private func deliverShared(_ frame: VideoFrame) {
+        lock.lock()
+        defer { lock.unlock() }
+        if share != nil { compositor.update(participant: 0, frame: frame) }
     }
 
     /// Adds a co-host whose frames come from `source`, read on a thread of its own,
@@ -149,7 +223,7 @@ public final class HosterMix: @unchecked Sendable {
     /// Stops every co-host feed.
     public func stop() {
         lock.lock()
-        let running = (cohosts + voiceOnly).map(\.feed)
+        let running = (cohosts + voiceOnly).map(\.feed) + (share.map { [$0] } ?? [])
         lock.unlock()
         running.forEach { $0.stop() }
         voices.stop()
@@ -162,13 +236,14 @@ public final class HosterMix: @unchecked Sendable {
     }
 
     /// How many co-hosts of the line the mix can show in all: the most its layout holds
-    /// on this canvas (`MixLayout.capacity`) less the local test co-hosts.
+    /// on this canvas (`MixLayout.capacity`) less the local test co-hosts (and the host's
+    /// own tile while a picture is shared).
     public var lineCapacity: Int {
         let layout = compositor.currentLayout
         let capacity = MixLayout.capacity(canvasWidth: layout.canvasWidth, canvasHeight: layout.canvasHeight,
                                           template: layout.template, options: layout.options)
         lock.lock()
-        let local = cohosts.filter { $0.key.hasPrefix(Self.localKeyPrefix) }.count
+        let local = cohosts.filter { $0.key.hasPrefix(Self.localKeyPrefix) }.count + (share == nil ? 0 : 1)
         lock.unlock()
         return max(0, capacity - local)
     }
@@ -193,11 +268,14 @@ public final class HosterMix: @unchecked Sendable {
             return try start(feed, key: key)
         }
         do {
-            try compositor.setCohostCount(cohosts.count + 1)
+            // While sharing, the host's tile comes after the co-hosts': the newcomer takes
+            // its place (cleared of the host's frame) and it moves one on.
+            try compositor.setCohostCount(cohosts.count + 1 + (share == nil ? 0 : 1))
         } catch {
             lock.unlock()
             throw error
         }
+        if share != nil { compositor.update(participant: cohosts.count + 1, frame: nil) }
         cohosts.append((key, feed))
         // A vacated tile lost its fill when the ones after it moved up.
         compositor.setFillImage(subBackground, participant: cohosts.count)
@@ -238,26 +316,42 @@ final class StreamCohostInput: CohostInput, @unchecked Sendable {
     func stop() { feed.stop() }
 }
 
-/// One co-host's frames pulled from a local source on its own thread (the test co-hosts).
+/// One co-host's frames pulled from a local source on its own thread (the test co-hosts,
+/// and a shared picture).
 final class SourceCohostFeed: CohostInput, @unchecked Sendable {
     // @unchecked: `isStopped` under `stopped`; the source is used on the feed thread only.
     private let source: VideoSource
     private let deliver: (VideoFrame) -> Void
+    private let ended: (@Sendable (Error?) -> Void)?
     private let stopped = NSCondition()
     private var isStopped = false
 
-    init(source: VideoSource, deliver: @escaping (VideoFrame) -> Void) {
+    /// `ended` runs on the feed's thread once it stops: nil when `stop()` ended it, the
+    /// error when the source failed or ran out.
+    init(source: VideoSource, deliver: @escaping (VideoFrame) -> Void, ended: (@Sendable (Error?) -> Void)? = nil) {
         self.source = source
         self.deliver = deliver
+        self.ended = ended
     }
 
     func start() throws {
         try source.start()
         let thread = Thread { [self] in
-            while !shouldStop, let frame = try? source.nextFrame() {
-                deliver(frame)
+            var failure: Error?
+            while !shouldStop {
+                do {
+                    guard let frame = try source.nextFrame() else {
+                        failure = LiveError(.exception, "\(source.name) ended")
+                        break
+                    }
+                    deliver(frame)
+                } catch {
+                    failure = error
+                    break
+                }
             }
             source.stop()
+            ended?(shouldStop ? nil : failure)
         }
         thread.name = "liveline.cohost"
         thread.start()

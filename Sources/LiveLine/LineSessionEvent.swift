@@ -87,6 +87,8 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// A token problem: the provider failed or gave an unusable token (202), a renewal
     /// was refused (its code), or the token expired unrenewed (212; the line ends). H, G.
     case authFailed(code: LiveCode, message: String)
+    /// The room's share opened or closed (the anyRTC SDK's ARShareDelegate). G.
+    case share(ShareEvent)
 
     /// The event's name in the CLI's JSON lines.
     public var name: String {
@@ -116,6 +118,7 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .tokenWillExpire: "tokenWillExpire"
         case .tokenRenewed: "tokenRenewed"
         case .authFailed: "authFailed"
+        case .share(let event): event.name
         }
     }
 
@@ -167,6 +170,8 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("expiresAt", .int(Int(clamping: expiresAt)))]
         case .authFailed(let code, let message):
             [("code", .int(code.rawValue)), ("message", .text(message))]
+        case .share(let event):
+            event.fields
         }
     }
 
@@ -199,6 +204,9 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .liveStop: self = .liveStop
         case .tokenWillExpire: self = .tokenWillExpire(seconds: event.seconds ?? 0)
         case .tokenExpired: self = .authFailed(code: code, message: event.message ?? code.message)
+        case .shareOpen, .shareClose:
+            guard let share = ShareEvent(event) else { return nil }
+            self = .share(share)
         }
     }
 }

@@ -22,6 +22,8 @@ import LiveCore
 /// | `liveStart` / `liveStop` | — | G: onRTCLiveStart / onRTCLiveStop (the hoster's push published / stopped: create's and setLive's `live`; liveStart on join while live, liveStop before lineLeave while live) |
 /// | `tokenWillExpire` | seconds | H, G: the token expires in `seconds`: renew it (renewToken) |
 /// | `tokenExpired` | code 212, message | H, G: the token expired unrenewed (or none was verified in time); the connection closes |
+/// | `shareOpen` | shareType, shareInfo, userId, userData | G: onRTCShareOpen (the hoster shares a picture; a guest joining later gets it too) |
+/// | `shareClose` | userId | G: onRTCShareClose (the sharer closed its share) |
 ///
 /// `pubId` goes only to the hoster and the co-hosts (the line's members); the other
 /// guests get `cohostOpened` / `cohostClosed` without it.
@@ -30,6 +32,7 @@ public struct LineEvent: Codable, Equatable, Sendable {
         case reply, lineResult, application, applicationCancelled, applicationResult, hungUp, lineLeave
         case cohostOpened, cohostClosed, remoteAVStatus, message, memberCount, liveStart, liveStop
         case tokenWillExpire, tokenExpired
+        case shareOpen, shareClose
     }
 
     public var event: Kind
@@ -64,6 +67,9 @@ public struct LineEvent: Codable, Equatable, Sendable {
     /// (the create said so): the kits report its slots as audio lines
     /// (onRTCOpenRemoteAudioLine / onRTCCloseRemoteAudioLine) and co-hosts push sound only.
     public var audioLine: Bool?
+    /// For `shareOpen`: the share's type and information, as the sharer gave them.
+    public var shareType: Int?
+    public var shareInfo: String?
 
     public init(_ event: Kind, id: Int? = nil, op: String? = nil, code: LiveCode? = nil, message: String? = nil,
                 reason: String? = nil, peerId: String? = nil, pubId: String? = nil, publishQuery: String? = nil,

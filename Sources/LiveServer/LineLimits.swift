@@ -13,6 +13,8 @@ public struct LineLimits: Sendable, Equatable {
     public var maxUserName = 256
     public var maxHeader = 512
     public var maxContent = 1024
+    /// A shareOpen's shareInfo (the anyRTC SDK leaves it to the app; sized like liveInfo).
+    public var maxShareInfo = 1024
     /// Members per page of `GET /api/live/{liveId}/members`.
     public var membersPerPage = 15
     /// Members of one room, hoster included; a join beyond is refused with 209 (no resources).

@@ -138,7 +138,7 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .lineNotStarted, "not in a line: create or join one first", to: participant)]
         }
         let isHoster = room.hoster == participant
-        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts, .setLive]
+        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts, .setLive, .shareOpen, .shareClose]
         let guestOps: Set<LineRequest.Op> = [.apply, .cancel, .leave]
         if hosterOps.contains(request.op), !isHoster {
             return [Self.reply(request, .unauthorized, "only the line's hoster may \(request.op.rawValue)", to: participant)]
@@ -178,6 +178,13 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .ok, to: participant)] + closeRoom(room, code: .ok, reason: "closed")
         case .message:
             out = message(request, from: participant, in: room)
+        case .shareOpen:
+            if let info = request.shareInfo, info.utf8.count > limits.maxShareInfo {
+                return [Self.reply(request, .invalidParams, "shareInfo is over \(limits.maxShareInfo) bytes", to: participant)]
+            }
+            out = room.openShare(request)
+        case .shareClose:
+            out = room.closeShare(request)
         case .heartbeat, .create, .join, .renewToken:
             out = []
         }

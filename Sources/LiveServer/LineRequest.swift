@@ -10,7 +10,9 @@ import LiveCore
 ///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
 ///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine), `setMaxCohosts` (maxCohosts:
 ///   what the mix shows after a template change; audioLine: true for an audio line),
-///   `setLive` (live: the hoster's push started or stopped; create carries it too)
+///   `setLive` (live: the hoster's push started or stopped; create carries it too),
+///   `shareOpen` (shareType, shareInfo ≤ 1024 B: the hoster shares a picture, such as its
+///   screen; the anyRTC SDK's screen share) and `shareClose`
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
@@ -28,6 +30,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         case create, accept, reject, hangup, close, setMaxCohosts, setLive
         case join, apply, cancel, leave, setAVStatus
         case message, heartbeat, renewToken
+        case shareOpen, shareClose
     }
 
     public var op: Op
@@ -61,6 +64,11 @@ public struct LineRequest: Codable, Equatable, Sendable {
     /// liveStop when it changes, and a joining guest hears liveStart while it is on).
     /// nil at create: on.
     public var live: Bool?
+    /// shareOpen: the kind of share, the app's own number (the anyRTC SDK's share type,
+    /// passed through untouched; nil: 0).
+    public var shareType: Int?
+    /// shareOpen: what is shared, for the room (the SDK's shareInfo), ≤ 1024 bytes.
+    public var shareInfo: String?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,

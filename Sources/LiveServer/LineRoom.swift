@@ -56,6 +56,8 @@ struct LineRoom: Sendable {
     private(set) var cohosts: [Cohost] = []
     /// The member count changed since it was last sent (sent once per tick, not per change).
     private(set) var memberCountChanged = false
+    /// The hoster's open share (shareOpen), told to every guest who joins while it lasts.
+    private(set) var share: (type: Int, info: String)?
 
     init(liveId: String, hoster: Member, liveInfo: String, sequence: UInt64, maxCohosts: Int, hosterKey: String? = nil,
          audioLine: Bool = false, live: Bool = true) {
@@ -115,6 +117,7 @@ struct LineRoom: Sendable {
         memberCountChanged = true
         return (isLive ? [.send(LineEvent(.liveStart), to: member.participant)] : [])
             + cohosts.map { .send(opened($0, withPubId: false), to: member.participant) }
+            + (share.map { [.send(shareOpened($0), to: member.participant)] } ?? [])
     }
 
     /// A guest left (by request, disconnect, heartbeat loss or an expired token): its
@@ -261,6 +264,35 @@ struct LineRoom: Sendable {
             return [LineRegistry.reply(request, .invalidParams, "no co-host \(request.peerId ?? "(no peerId)")", to: hoster)]
         }
         return [LineRegistry.reply(request, .ok, to: hoster)] + closeCohost(of: cohost.guest, reason: "hungUpByHoster", notifyGuest: true)
+    }
+
+    // MARK: share (the anyRTC SDK's screen share: onRTCShareOpen / onRTCShareClose)
+
+    /// The hoster shares a picture: everyone else hears shareOpen with its type and info
+    /// and the hoster's userId and userData. Opening it again with the same type and info
+    /// (a reconnected hoster announcing it again) tells nobody anything new.
+    mutating func openShare(_ request: LineRequest) -> [LineDelivery] {
+        let opened = (type: request.shareType ?? 0, info: request.shareInfo ?? "")
+        let reply = LineRegistry.reply(request, .ok, to: hoster)
+        if let share, share == opened { return [reply] }
+        share = opened
+        return [reply, .send(shareOpened(opened), to: others(than: hoster))]
+    }
+
+    /// The hoster's share ended: everyone else hears shareClose. Without an open share it
+    /// is refused (4).
+    mutating func closeShare(_ request: LineRequest) -> [LineDelivery] {
+        guard share != nil else { return [LineRegistry.reply(request, .invalidParams, "no share is open", to: hoster)] }
+        share = nil
+        return [LineRegistry.reply(request, .ok, to: hoster),
+                .send(LineEvent(.shareClose, userId: members[hoster]?.userId), to: others(than: hoster))]
+    }
+
+    private func shareOpened(_ share: (type: Int, info: String)) -> LineEvent {
+        changed(LineEvent(.shareOpen, userId: members[hoster]?.userId, userData: members[hoster]?.userData)) {
+            $0.shareType = share.type
+            $0.shareInfo = share.info
+        }
     }
 
     // MARK: messages and timers

@@ -17,8 +17,13 @@ enum HostCommand: Command {
         RTMP_URL (rtmp://host[:port]/app[/instance]/stream[?query]) and/or records it.
 
         Source and picture:
-          --source SPEC        test | color:NAME | color:#RRGGBB | file:PATH | v4l2:/dev/videoN
-                               (default: test, a moving pattern with a frame counter)
+          --source SPEC        test | color:NAME | color:#RRGGBB | file:PATH | v4l2:/dev/videoN |
+                               screen:DISPLAY[+X,Y][@WxH] (default: test, a moving pattern
+                               with a frame counter). screen: grabs an X display through
+                               x11grab, as `ffmpeg -f x11grab -video_size WxH -i DISPLAY+X,Y`:
+                               screen::99 is all of display :99, screen::99+0,0@640x360 its
+                               top-left 640x360 (default: the whole screen from X,Y; an
+                               empty DISPLAY means $DISPLAY), fitted into --size
           --size WxH           picture size (default 1280x720)
           --fps N              frames per second, 1-60 (default 30)
 
@@ -37,7 +42,11 @@ enum HostCommand: Command {
           --level-ms MS        how often the local audio level (0-100) is reported,
                                50-10000 (default 500; the SDK's showTime)
           While running, stdin takes: mute | unmute (silence in place of the sound,
-          the track and its timing go on; the line's room is told).
+          the track and its timing go on; the line's room is told); share SPEC [INFO]
+          (shares the picture of source SPEC, e.g. screen::99: it becomes the main
+          picture, fitted whole, and this camera a small tile after the co-hosts'; the
+          line's room hears shareOpen with INFO) | unshare (shareClose). With
+          --stats json, shareEnable (enable, reason) and shareClose lines report it.
 
         Filters (applied in this order: zoom, filter, mirror, logo):
           --filter MODE        original | beauty | blur (default original)

@@ -51,6 +51,13 @@ struct HosterSession {
         // `| head -2` has what it wanted: the run ends as if stopped.
         if json { CommandOutput.standardOutput.whenReaderGone { hoster.requestStop() } }
         if options.muted { hoster.setLocalAudioEnable(false) }
+        hoster.onShareEvent = { event in
+            if json {
+                printLine(lineEventJSON(.share(event)))
+            } else {
+                report.note(lineEventText(.share(event), prefix: "share"))
+            }
+        }
 
         let signals = StopSignals { hoster.requestStop() }
         defer { withExtendedLifetime(signals) {} }
@@ -158,8 +165,8 @@ extension HosterSession {
     }
 }
 
-/// The hoster's commands on stdin: `mute` and `unmute` always, and the line's commands
-/// when applicants are answered by hand (`--accept manual`).
+/// The hoster's commands on stdin: `mute`, `unmute`, `share SPEC [INFO]` and `unshare`
+/// always, and the line's commands when applicants are answered by hand (`--accept manual`).
 struct HostCommands {
     let hoster: Hoster
     let line: HostLineRole?
@@ -181,9 +188,23 @@ struct HostCommands {
                     let enabled = verb == "unmute"
                     hoster.setLocalAudioEnable(enabled)
                     report.audioSwitched(enabled)
+                case "share":
+                    // share SPEC [INFO]: the source, then the share's info for the room.
+                    let parts = rest.split(separator: " ", maxSplits: 1).map(String.init)
+                    guard let spec = parts.first else {
+                        printError("share: name a source, such as share screen::99")
+                        continue
+                    }
+                    do {
+                        try hoster.startShare(source: spec, shareInfo: parts.count > 1 ? parts[1] : "")
+                    } catch {
+                        printError("share: \((error as? LiveError)?.detail ?? "\(error)")")
+                    }
+                case "unshare":
+                    hoster.stopShare()
                 default:
                     if let line, line.handle(verb, rest) { continue }
-                    printError("commands: mute | unmute" + (line == nil ? ""
+                    printError("commands: mute | unmute | share SPEC [INFO] | unshare" + (line == nil ? ""
                         : " | accept PEER | reject PEER | hangup PEER | say TEXT | barrage TEXT | template NAME | close"))
                 }
             }

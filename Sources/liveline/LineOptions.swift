@@ -78,7 +78,10 @@ func lineEventJSON(_ event: LineSessionEvent) -> String {
 }
 
 /// One line event for people: `line: application peerId=… userId=…`.
-func lineEventText(_ event: LineSessionEvent) -> String {
+func lineEventText(_ event: LineSessionEvent) -> String { lineEventText(event, prefix: "line") }
+
+/// One event for people, as `PREFIX: NAME key=value …`.
+func lineEventText(_ event: LineSessionEvent, prefix: String) -> String {
     let fields = event.fields.map { key, value -> String in
         switch value {
         case .text(let text): "\(key)=\(text)"
@@ -86,5 +89,5 @@ func lineEventText(_ event: LineSessionEvent) -> String {
         case .bool(let flag): "\(key)=\(flag)"
         }
     }
-    return (["line: " + event.name] + fields).joined(separator: " ")
+    return (["\(prefix): " + event.name] + fields).joined(separator: " ")
 }
