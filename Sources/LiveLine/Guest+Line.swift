@@ -3,7 +3,7 @@ import LiveCodec
 import LiveAuth
 import LiveCore
 import LiveRTMP
-import LiveServer
+import LiveSignal
 
 /// The guest's co-host line (seed: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
 ///
@@ -188,7 +188,7 @@ extension Guest {
             if let pubId = event.pubId, let line = currentLine {
                 startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery), audioOnly: event.audioLine == true)
                 // Only this co-host may play its hear stream: with its publish query (or its token's user).
-                playingPipeline?.startHearing(url: line.server.streamURL(pubId: pubId + LineRegistry.hearSuffix, query: event.publishQuery),
+                playingPipeline?.startHearing(url: line.server.streamURL(pubId: pubId + LineStreams.hearSuffix, query: event.publishQuery),
                                               tokenProvider: options.tokenProvider)
                 // The room hears only co-hosts' switches: one made before the accept is told now.
                 lock.lock()

@@ -2,7 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveNet
-import LiveServer
+import LiveSignal
 
 /// A kit's connection to the co-host line: a `LineClient` on an event loop of its own,
 /// with the server's events turned into `LineSessionEvent`s and every refused request

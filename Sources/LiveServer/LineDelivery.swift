@@ -1,3 +1,5 @@
+import LiveSignal
+
 /// A participant of the line: one WebSocket connection, numbered by `LineService`.
 public struct LineParticipantID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let value: UInt64

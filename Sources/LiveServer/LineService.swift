@@ -2,6 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveNet
+import LiveSignal
 
 /// The co-host line of `liveline serve` (DESIGN.md §4): accepts the participants'
 /// WebSockets on `/line`, feeds their JSON requests to a `LineRegistry` and carries the
