@@ -12,7 +12,7 @@ public enum DropPolicy: Sendable {
 
 /// A thread-safe FIFO with a fixed capacity and an explicit drop policy, the only
 /// way state crosses between pipeline threads (STYLE.md habit 5).
-public final class BoundedQueue<Element>: @unchecked Sendable {
+public final class BoundedQueue<Element> {
     public let capacity: Int
     public let policy: DropPolicy
 
@@ -109,3 +109,7 @@ public final class BoundedQueue<Element>: @unchecked Sendable {
         return _dropped
     }
 }
+
+// @unchecked: every mutable field is touched only while holding `condition` (a Mutex cannot
+// wait), and only Sendable elements may cross threads through it.
+extension BoundedQueue: @unchecked Sendable where Element: Sendable {}

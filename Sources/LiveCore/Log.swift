@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Levels as the seed's ARLogLevel: none=0, info=1, warning=2, error=3.
 public enum LogLevel: Int, Comparable, Sendable {
@@ -16,10 +17,19 @@ public enum LogLevel: Int, Comparable, Sendable {
 /// written on `exit` (the first log line registers a `flush` with atexit); call
 /// `flush()` before anything that ends the process otherwise.
 public enum Log {
-    nonisolated(unsafe) public static var threshold: LogLevel = .warning
+    /// Lines below this level are not written (`.none`: nothing is). Any thread.
+    public static var threshold: LogLevel {
+        get { LogLevel(rawValue: thresholdValue.load(ordering: .relaxed)) ?? .warning }
+        set { thresholdValue.store(newValue.rawValue, ordering: .relaxed) }
+    }
     /// Start every line with the UTC time to the millisecond, as a server's log needs
     /// (`liveline serve` sets it). Set once at start, before anything logs.
-    nonisolated(unsafe) public static var timestamps = false
+    public static var timestamps: Bool {
+        get { timestampsValue.load(ordering: .relaxed) }
+        set { timestampsValue.store(newValue, ordering: .relaxed) }
+    }
+    private static let thresholdValue = Atomic<Int>(LogLevel.warning.rawValue)
+    private static let timestampsValue = Atomic<Bool>(false)
     /// Lines waiting for the writer beyond this are dropped (and counted).
     public static let queueCapacity = 4096
 
@@ -63,7 +73,7 @@ public enum Log {
 /// A bounded queue of text and the one thread that writes it to `fd`. Any thread may
 /// enqueue; enqueueing only takes a lock and never waits for the descriptor.
 final class LogWriter: @unchecked Sendable {
-    // @unchecked: every mutable field is touched only while holding `condition`.
+    // @unchecked: every mutable field is touched only while holding `condition` (a Mutex cannot wait).
     private let fd: Int32
     private let capacity: Int
     private let registersExitFlush: Bool
