@@ -40,7 +40,7 @@ let package = Package(
         .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize),
         .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize),
-        .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
         .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
@@ -69,7 +69,7 @@ let package = Package(
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"]),
-        .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"]),
+        .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"], swiftSettings: swift6),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"]),
         .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"]),
         .testTarget(
