@@ -35,7 +35,7 @@ let package = Package(
             providers: [.apt(["libv4l-dev"])]),
         .target(name: "LiveCore", swiftSettings: optimize + swift6),
         // Access tokens: parsers of what peers send, so built with checks (no -Ounchecked).
-        .target(name: "LiveAuth", dependencies: ["LiveCore"]),
+        .target(name: "LiveAuth", dependencies: ["LiveCore"], swiftSettings: swift6),
         .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize),
         .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize),
@@ -64,7 +64,7 @@ let package = Package(
         // in no product, so only test bundles link it.
         .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"], swiftSettings: swift6),
-        .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"]),
+        .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"], swiftSettings: swift6),
         .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"]),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"]),
