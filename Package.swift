@@ -43,7 +43,7 @@ let package = Package(
         .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
-        .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
+        .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize + swift6),
         .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize),
         .target(
             name: "LiveLine",
@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"]),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"], swiftSettings: swift6),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"]),
-        .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"]),
+        .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "LiveServerTests",
             dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal", "LiveServer", "LiveTestSupport"]),
