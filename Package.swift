@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "LiveCore", swiftSettings: optimize + swift6),
         // Access tokens: parsers of what peers send, so built with checks (no -Ounchecked).
         .target(name: "LiveAuth", dependencies: ["LiveCore"], swiftSettings: swift6),
-        .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
         .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize),
         .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize),
@@ -65,7 +65,7 @@ let package = Package(
         .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"], swiftSettings: swift6),
         .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"], swiftSettings: swift6),
-        .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"]),
+        .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"], swiftSettings: swift6),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture"]),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"]),
