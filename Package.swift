@@ -37,7 +37,7 @@ let package = Package(
         // Access tokens: parsers of what peers send, so built with checks (no -Ounchecked).
         .target(name: "LiveAuth", dependencies: ["LiveCore"], swiftSettings: swift6),
         .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
+        .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize + swift6),
         .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize),
         .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize),
         .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
@@ -66,7 +66,7 @@ let package = Package(
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"], swiftSettings: swift6),
         .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"], swiftSettings: swift6),
         .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"], swiftSettings: swift6),
-        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture"]),
+        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture"], swiftSettings: swift6),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"]),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"]),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"], swiftSettings: swift6),
