@@ -39,7 +39,7 @@ let package = Package(
         .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize + swift6),
         .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"], swiftSettings: swift6),
         .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture"], swiftSettings: swift6),
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"], swiftSettings: swift6),
-        .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"]),
+        .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"], swiftSettings: swift6),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"], swiftSettings: swift6),
         .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"]),
         .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"], swiftSettings: swift6),
