@@ -41,7 +41,7 @@ let package = Package(
         .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
         .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
+        .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize + swift6),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
         .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize + swift6),
         .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize),
@@ -70,7 +70,7 @@ let package = Package(
         .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"], swiftSettings: swift6),
         .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"], swiftSettings: swift6),
         .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"]),
+        .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"], swiftSettings: swift6),
         .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "LiveServerTests",
