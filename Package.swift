@@ -44,7 +44,7 @@ let package = Package(
         .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize + swift6),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
         .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize + swift6),
-        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize),
+        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize + swift6),
         .target(
             name: "LiveLine",
             dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveSignal"],
@@ -74,7 +74,8 @@ let package = Package(
         .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"], swiftSettings: swift6),
         .testTarget(
             name: "LiveServerTests",
-            dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal", "LiveServer", "LiveTestSupport"]),
+            dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal", "LiveServer", "LiveTestSupport"],
+            swiftSettings: swift6),
         .testTarget(
             name: "LiveLineTests",
             dependencies: [
