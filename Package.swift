@@ -62,7 +62,7 @@ let package = Package(
         .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.
-        .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport"),
+        .target(name: "LiveTestSupport", path: "Tests/LiveTestSupport", swiftSettings: swift6),
         .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"], swiftSettings: swift6),
         .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"], swiftSettings: swift6),
         .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"], swiftSettings: swift6),
