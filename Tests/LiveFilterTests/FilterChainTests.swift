@@ -137,5 +137,6 @@ import Testing
 }
 
 final class FrameHookFilterCount: @unchecked Sendable {
+    // @unchecked: counted by the hook on the thread that runs the chain, the test's own.
     var value = 0
 }
