@@ -7,12 +7,9 @@
 #include <libavformat/avformat.h>
 #include <libavutil/avutil.h>
 #include <libavutil/error.h>
-#include <libavutil/hmac.h>
+#include <libavutil/hmac.h> // only for the test that checks LiveCore's HMAC-SHA256 against it
 #include <libavutil/imgutils.h>
 #include <libavutil/opt.h>
-#include <libavutil/sha.h>
-#include <libavutil/base64.h>
-#include <libavutil/random_seed.h>
 #include <libswscale/swscale.h>
 #include <libswresample/swresample.h>
 #include <libavdevice/avdevice.h>

@@ -1,4 +1,5 @@
 import Foundation
+import LiveCore
 
 /// Access tokens are JWTs signed with HS256 (RFC 7519, RFC 7515), so an app's own server
 /// can mint them with any stock JWT library and the shared secret:

@@ -1,3 +1,5 @@
+import LiveCore
+
 /// Checks access tokens against the server's secret. Pure: the time comes in as an
 /// argument, so a caller decides the clock (and tests choose it).
 public struct TokenVerifier: Sendable {

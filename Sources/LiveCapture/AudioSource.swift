@@ -7,7 +7,10 @@ import LiveCore
 /// called from that one thread. Every block has `sampleRate` and `channelCount` as
 /// declared, and `pts` on the capture clock: 0 at `start()`, the same clock as the video
 /// source's frame pts, so that audio and video line up by timestamp alone.
-public protocol AudioSource: AnyObject {
+///
+/// Sendable because it is handed to that thread; conformers mark it unchecked, their
+/// state being touched only there.
+public protocol AudioSource: AnyObject, Sendable {
     /// Samples per second of each channel (48000 or 44100).
     var sampleRate: Int { get }
     /// 1 or 2.
@@ -28,7 +31,8 @@ public protocol AudioSource: AnyObject {
 /// marker beep at every whole second of the capture clock, the instant
 /// `TestPatternSource` lights its marker patch. `silence` is the same source at zero
 /// amplitude. Paced in real time from `start()` unless `realTime` is false.
-public final class ToneSource: AudioSource {
+public final class ToneSource: AudioSource, @unchecked Sendable {
+    // @unchecked: confined to the audio capture thread, like every `AudioSource`.
     public let generator: ToneGenerator
     public let realTime: Bool
     /// Samples per channel in each block (10 ms).

@@ -20,7 +20,8 @@ import LiveCore
 ///   the device itself: reading blocks until it has captured a period.
 ///
 /// Confined to the audio capture thread, like every `AudioSource`.
-public final class MediaAudioSource: AudioSource {
+public final class MediaAudioSource: AudioSource, @unchecked Sendable {
+    // @unchecked: confined to the audio capture thread, like every `AudioSource`.
     /// Where the sound comes from.
     public enum Input: Equatable, Sendable {
         case file(path: String, loop: Bool)

@@ -8,7 +8,8 @@ import LiveCore
 /// by sample count, so gaps in the input's timestamps do not reach the encoder (what the
 /// caller feeds must be continuous: a muted source feeds silence, see DESIGN.md).
 /// Not thread-safe: one thread encodes.
-public final class AACEncoder {
+public final class AACEncoder: @unchecked Sendable {
+    // @unchecked: the codec state is used by one thread at a time (the audio encode thread).
     public enum EncoderError: Error, CustomStringConvertible, Equatable, Sendable {
         case invalidConfig(String)
         case frameShape(sampleRate: Int, channelCount: Int)

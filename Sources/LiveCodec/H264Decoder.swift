@@ -10,6 +10,7 @@ import LiveCore
 ///
 /// Confined to one thread at a time (the decode thread).
 public final class H264Decoder: @unchecked Sendable {
+    // @unchecked: the codec state is used by one thread at a time (the decode thread).
     private let codecContext: CodecContext
     private let codecFrame: CodecFrame
     private let codecPacket: CodecPacket

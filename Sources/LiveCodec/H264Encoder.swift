@@ -1,6 +1,7 @@
 import CFFmpeg
 import Foundation
 import LiveCore
+import Synchronization
 
 /// Encodes I420 frames to H.264 with libx264 through libavcodec (the seed's
 /// setVideoProfile / video encoder).
@@ -20,6 +21,8 @@ import LiveCore
 /// `encode` and `flush` run on the encode thread; `requestKeyframe` and `setBitrate`
 /// may be called from any thread and take effect at the next `encode`.
 public final class H264Encoder: @unchecked Sendable {
+    // @unchecked: the codec state is touched only on the encode thread; what other threads
+    // may ask for (a keyframe, a bitrate) is in `requests`, a Mutex.
     /// Why the encoder refused a frame.
     public enum EncoderError: Error, CustomStringConvertible, Equatable, Sendable {
         case frameSize(width: Int, height: Int, expectedWidth: Int, expectedHeight: Int)
@@ -47,10 +50,14 @@ public final class H264Encoder: @unchecked Sendable {
     /// Set once the codec is open (a default, so a failing init still runs deinit).
     private var extradata: [UInt8] = []
 
-    private let lock = NSLock()
-    private var pendingKeyframe = false
-    private var pendingBitrateKbps: Int?
-    private var appliedBitrateKbps: Int
+    /// What other threads ask of the encode thread, taken at the next `encode`.
+    private struct Requests {
+        var keyframe = false
+        var bitrateKbps: Int?
+        var appliedBitrateKbps: Int
+    }
+
+    private let requests: Mutex<Requests>
 
     private var lastPTS: Int64?
     private var flushed = false
@@ -74,7 +81,7 @@ public final class H264Encoder: @unchecked Sendable {
         }
         FFmpegLog.applyDefault()
         self.config = config
-        appliedBitrateKbps = config.bitrateKbps
+        requests = Mutex(Requests(appliedBitrateKbps: config.bitrateKbps))
         capturePTS = [Int64](repeating: Int64.min, count: H264Encoder.captureSlots)
         captureTimes = [UInt64](repeating: 0, count: H264Encoder.captureSlots)
 
@@ -121,33 +128,25 @@ public final class H264Encoder: @unchecked Sendable {
 
     /// Size, rate, current bitrate and the SPS/PPS global header.
     public var streamInfo: VideoStreamInfo {
-        lock.lock()
-        defer { lock.unlock() }
-        return VideoStreamInfo(width: config.width, height: config.height, fps: config.fps,
-                               bitrate: (pendingBitrateKbps ?? appliedBitrateKbps) * 1000, extradata: extradata)
+        VideoStreamInfo(width: config.width, height: config.height, fps: config.fps, bitrate: bitrateKbps * 1000,
+                        extradata: extradata)
     }
 
     /// The target bitrate in kbit/s, including a change not yet applied. Safe from any thread.
     public var bitrateKbps: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return pendingBitrateKbps ?? appliedBitrateKbps
+        requests.withLock { $0.bitrateKbps ?? $0.appliedBitrateKbps }
     }
 
     /// Makes the next encoded frame an IDR (a new player joined, the publisher reconnected).
     /// Safe from any thread.
     public func requestKeyframe() {
-        lock.lock()
-        pendingKeyframe = true
-        lock.unlock()
+        requests.withLock { $0.keyframe = true }
     }
 
     /// Changes the target bitrate from the next frame on (adaptive bitrate; the seed's
     /// network-status driven quality change). Safe from any thread.
     public func setBitrate(kbps: Int) {
-        lock.lock()
-        pendingBitrateKbps = max(1, kbps)
-        lock.unlock()
+        requests.withLock { $0.bitrateKbps = max(1, kbps) }
     }
 
     /// Encodes one frame of the configured size; returns the packets x264 finished (one
@@ -159,13 +158,14 @@ public final class H264Encoder: @unchecked Sendable {
             throw EncoderError.frameSize(width: frame.width, height: frame.height,
                                          expectedWidth: config.width, expectedHeight: config.height)
         }
-        lock.lock()
-        let keyframe = pendingKeyframe
-        pendingKeyframe = false
-        let newBitrate = pendingBitrateKbps
-        pendingBitrateKbps = nil
-        if let newBitrate { appliedBitrateKbps = newBitrate }
-        lock.unlock()
+        let (keyframe, newBitrate) = requests.withLock { requests in
+            defer {
+                requests.keyframe = false
+                requests.bitrateKbps = nil
+            }
+            if let newBitrate = requests.bitrateKbps { requests.appliedBitrateKbps = newBitrate }
+            return (requests.keyframe, requests.bitrateKbps)
+        }
         if let newBitrate {
             // libx264's wrapper compares these with its parameters on every frame and
             // calls x264_encoder_reconfig when they differ.

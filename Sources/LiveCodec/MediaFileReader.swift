@@ -7,6 +7,7 @@ import LiveCore
 /// Frames come from a `FramePool`; pts are microseconds from the stream's start.
 /// Confined to one thread at a time (the capture thread).
 public final class MediaFileReader: @unchecked Sendable {
+    // @unchecked: the demuxer and decoder are used by one thread at a time (the capture thread).
     public let path: String
     /// Picture size as the file declares it (frames are always this size, even).
     public let width: Int

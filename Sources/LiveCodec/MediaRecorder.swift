@@ -25,6 +25,7 @@ import LiveCore
 /// the file, keeping what reached it.
 /// Owns its AVFormatContext and AVPacket. Confined to one thread at a time.
 public final class MediaRecorder: @unchecked Sendable {
+    // @unchecked: the muxer is used by one thread at a time (see above).
     /// Why a recording could not be made.
     public enum RecorderError: Error, CustomStringConvertible, Equatable, Sendable {
         case unsupportedContainer(path: String)

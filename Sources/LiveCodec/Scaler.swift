@@ -13,6 +13,7 @@ import LiveCore
 /// Confined to one thread at a time (it keeps mutable contexts); it may be handed to
 /// another thread between uses, hence `@unchecked Sendable`.
 public final class Scaler: @unchecked Sendable {
+    // @unchecked: the swscale context is used by one thread at a time (see above).
     /// A rectangle of a frame in pixels. For I420 destinations every field must be even.
     public struct Rect: Equatable, Hashable, Sendable, CustomStringConvertible {
         public var x: Int

@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Levels as the seed's ARLogLevel: none=0, info=1, warning=2, error=3.
 public enum LogLevel: Int, Comparable, Sendable {
@@ -16,10 +17,19 @@ public enum LogLevel: Int, Comparable, Sendable {
 /// written on `exit` (the first log line registers a `flush` with atexit); call
 /// `flush()` before anything that ends the process otherwise.
 public enum Log {
-    nonisolated(unsafe) public static var threshold: LogLevel = .warning
+    /// Lines below this level are not written (`.none`: nothing is). Any thread.
+    public static var threshold: LogLevel {
+        get { LogLevel(rawValue: thresholdValue.load(ordering: .relaxed)) ?? .warning }
+        set { thresholdValue.store(newValue.rawValue, ordering: .relaxed) }
+    }
     /// Start every line with the UTC time to the millisecond, as a server's log needs
     /// (`liveline serve` sets it). Set once at start, before anything logs.
-    nonisolated(unsafe) public static var timestamps = false
+    public static var timestamps: Bool {
+        get { timestampsValue.load(ordering: .relaxed) }
+        set { timestampsValue.store(newValue, ordering: .relaxed) }
+    }
+    private static let thresholdValue = Atomic<Int>(LogLevel.warning.rawValue)
+    private static let timestampsValue = Atomic<Bool>(false)
     /// Lines waiting for the writer beyond this are dropped (and counted).
     public static let queueCapacity = 4096
 
@@ -62,18 +72,21 @@ public enum Log {
 
 /// A bounded queue of text and the one thread that writes it to `fd`. Any thread may
 /// enqueue; enqueueing only takes a lock and never waits for the descriptor.
-final class LogWriter: @unchecked Sendable {
-    // @unchecked: every mutable field is touched only while holding `condition`.
+final class LogWriter: Sendable {
     private let fd: Int32
     private let capacity: Int
     private let registersExitFlush: Bool
-    private let condition = NSCondition()
-    private var lines: [String] = []
-    /// Dropped since the writer last reported.
-    private var unreported = 0
-    private var dropped = 0
-    private var writing = false
-    private var started = false
+
+    private struct Queue {
+        var lines: [String] = []
+        /// Dropped since the writer last reported.
+        var unreported = 0
+        var dropped = 0
+        var writing = false
+        var started = false
+    }
+
+    private let queue = ConditionLock(Queue())
 
     init(fd: Int32, capacity: Int, registersExitFlush: Bool = false) {
         precondition(capacity > 0, "a log queue needs room for a line")
@@ -82,39 +95,31 @@ final class LogWriter: @unchecked Sendable {
         self.registersExitFlush = registersExitFlush
     }
 
-    var droppedCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return dropped
-    }
+    var droppedCount: Int { queue.withLock { $0.dropped } }
 
     /// Queues `line` (newline included), or drops and counts it when the queue is full.
     func enqueue(_ line: String) {
-        condition.lock()
-        defer { condition.unlock() }
-        if !started { startLocked() }
-        guard lines.count < capacity else {
-            dropped += 1
-            unreported += 1
-            return
+        let capacity = capacity
+        let starts = queue.withLock { queue in
+            defer { queue.started = true }
+            if queue.lines.count < capacity {
+                queue.lines.append(line)
+            } else {
+                queue.dropped += 1
+                queue.unreported += 1
+            }
+            return !queue.started
         }
-        lines.append(line)
-        condition.broadcast()
+        if starts { start() }
     }
 
     /// Waits until the queue is empty and written, at most `timeout`.
     func flush(timeout: Duration) {
-        let (seconds, attoseconds) = timeout.components
-        let deadline = Date(timeIntervalSinceNow: Double(seconds) + Double(attoseconds) / 1e18)
-        condition.lock()
-        defer { condition.unlock() }
-        while started, !lines.isEmpty || unreported > 0 || writing {
-            if !condition.wait(until: deadline) { return }
-        }
+        queue.withLock(waitingUntil: { !$0.started || ($0.lines.isEmpty && $0.unreported == 0 && !$0.writing) },
+                       timeout: timeout) { _, _ in }
     }
 
-    private func startLocked() {
-        started = true
+    private func start() {
         let thread = Thread { [self] in run() }
         thread.name = "liveline-log"
         thread.start()
@@ -124,22 +129,20 @@ final class LogWriter: @unchecked Sendable {
     }
 
     private func run() {
-        condition.lock()
         while true {
-            while lines.isEmpty, unreported == 0 { condition.wait() }
-            var text = lines.joined()
-            lines.removeAll(keepingCapacity: true)
-            if unreported > 0 {
-                // The dropped lines came after the ones just taken.
-                text += "liveline warning: \(unreported) log line(s) dropped (the log queue was full)\n"
-                unreported = 0
+            let text = queue.withLock(waitingUntil: { !$0.lines.isEmpty || $0.unreported > 0 }) { queue, _ in
+                var text = queue.lines.joined()
+                queue.lines.removeAll(keepingCapacity: true)
+                if queue.unreported > 0 {
+                    // The dropped lines came after the ones just taken.
+                    text += "liveline warning: \(queue.unreported) log line(s) dropped (the log queue was full)\n"
+                    queue.unreported = 0
+                }
+                queue.writing = true
+                return text
             }
-            writing = true
-            condition.unlock()
             writeAll(text)
-            condition.lock()
-            writing = false
-            condition.broadcast()
+            queue.withLock { $0.writing = false }
         }
     }
 

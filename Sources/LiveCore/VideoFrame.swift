@@ -5,6 +5,9 @@
 /// A frame is owned by one stage at a time (it crosses threads through a queue,
 /// never shared), so it carries no lock.
 public final class VideoFrame: @unchecked Sendable {
+    // @unchecked: the pixels and timing are mutable without a lock, safe because one stage
+    // owns a frame at a time and hands it on through a queue (or `FramePool` reuses it
+    // only once nobody else holds it).
     public let width: Int
     public let height: Int
     /// Bytes per row of each plane: Y, U, V.

@@ -34,6 +34,7 @@ import LiveCore
 /// after the first frame of a size; `strength` may be set from any thread and applies
 /// from the next frame.
 public final class BeautyFilter: VideoFilter, @unchecked Sendable {
+    // @unchecked: the scratch planes are touched only on the capture thread (`process`); the strength is in a Mutex.
     public let name = "beauty"
 
     /// Variance (in squared luma levels of the half-resolution guide) at which a window

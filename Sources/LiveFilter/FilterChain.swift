@@ -1,5 +1,5 @@
-import Foundation
 import LiveCore
+import Synchronization
 
 /// An ordered list of filters run one after the other on each captured frame.
 ///
@@ -8,23 +8,18 @@ import LiveCore
 /// is made under a lock and the capture thread picks up the new list at the start of
 /// the next frame; a frame already being processed finishes with the list it started
 /// with.
-public final class FilterChain: @unchecked Sendable {
+public final class FilterChain: Sendable {
     // Swift arrays are copy-on-write: the capture thread takes a snapshot (a retain,
     // no copy) under the lock and runs it unlocked, so a slow filter never blocks a
     // settings change and a change never tears a frame.
-    private let lock = NSLock()
-    private var list: [VideoFilter]
+    private let list: Mutex<[VideoFilter]>
 
     public init(_ filters: [VideoFilter] = []) {
-        list = filters
+        list = Mutex(filters)
     }
 
     /// The filters in the order they run.
-    public var filters: [VideoFilter] {
-        lock.lock()
-        defer { lock.unlock() }
-        return list
-    }
+    public var filters: [VideoFilter] { list.withLock { $0 } }
 
     /// Their names in the order they run.
     public var names: [String] { filters.map(\.name) }
@@ -98,9 +93,7 @@ public final class FilterChain: @unchecked Sendable {
 
     /// Runs every filter in order on `frame` and returns the result. Capture thread only.
     public func process(_ frame: VideoFrame) -> VideoFrame {
-        lock.lock()
-        let snapshot = list
-        lock.unlock()
+        let snapshot = filters
         var current = frame
         for filter in snapshot {
             current = filter.process(current)
@@ -109,8 +102,6 @@ public final class FilterChain: @unchecked Sendable {
     }
 
     private func mutate(_ change: (inout [VideoFilter]) -> Void) {
-        lock.lock()
-        change(&list)
-        lock.unlock()
+        list.withLock { change(&$0) }
     }
 }

@@ -9,6 +9,7 @@ import LiveCore
 /// place and return it, or return another frame of any size (it must not keep the
 /// frame it was given after returning another one, since that frame returns to its pool).
 public final class FrameHookFilter: VideoFilter, @unchecked Sendable {
+    // @unchecked: the hook is called only on the capture thread (`process`), one frame at a time.
     public let name: String
     private let hook: (VideoFrame) -> VideoFrame
 

@@ -13,6 +13,7 @@ import LiveCore
 /// Works in place. `process` runs on the capture thread only; `sigma` may be set from
 /// any thread and applies from the next frame.
 public final class GaussianBlurFilter: VideoFilter, @unchecked Sendable {
+    // @unchecked: the scratch rows are touched only on the capture thread (`process`); sigma is in a Mutex.
     /// The largest sigma accepted; larger values are clamped.
     public static let maxSigma = 32.0
 

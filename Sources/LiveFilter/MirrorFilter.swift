@@ -6,6 +6,7 @@ import LiveCore
 /// Works in place. `process` runs on the capture thread only; `isEnabled` may be
 /// changed from any thread and applies from the next frame.
 public final class MirrorFilter: VideoFilter, @unchecked Sendable {
+    // @unchecked: `process` runs on the capture thread only; the switch is in a Mutex.
     public let name = "mirror"
     private let enabled: LockedValue<Bool>
 

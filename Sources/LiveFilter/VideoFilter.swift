@@ -10,7 +10,7 @@ import LiveCore
 /// frame taken from its own `FramePool` (with the input's timing copied over).
 /// Settings a filter exposes (strength, zoom, mirror, logo) are safe to change from
 /// any thread and take effect at the next frame.
-public protocol VideoFilter: AnyObject {
+public protocol VideoFilter: AnyObject, Sendable {
     /// A short name for logs, stats and `FilterChain` look-ups (e.g. "beauty", "zoom").
     var name: String { get }
 

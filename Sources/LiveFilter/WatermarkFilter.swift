@@ -22,6 +22,7 @@ import LiveCore
 /// may be changed from any thread (the conversion runs on the caller's thread) and apply
 /// from the next frame.
 public final class WatermarkFilter: VideoFilter, @unchecked Sendable {
+    // @unchecked: `process` runs on the capture thread only; the placed logo is in a Mutex.
     public let name = "watermark"
     private let placed: LockedValue<PlacedLogo?>
 

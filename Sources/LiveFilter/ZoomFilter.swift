@@ -14,6 +14,7 @@ import LiveCore
 /// place). `process` runs on the capture thread only; `zoom` may be set from any
 /// thread and applies from the next frame.
 public final class ZoomFilter: VideoFilter, @unchecked Sendable {
+    // @unchecked: the scratch frames are touched only on the capture thread (`process`); the zoom is in a Mutex.
     /// The zoom factors the seed accepts.
     public static let range: ClosedRange<Double> = 1.0...3.0
 

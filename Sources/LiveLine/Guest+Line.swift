@@ -3,7 +3,7 @@ import LiveCodec
 import LiveAuth
 import LiveCore
 import LiveRTMP
-import LiveServer
+import LiveSignal
 
 /// The guest's co-host line (the anyRTC SDK: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
 ///
@@ -230,7 +230,7 @@ extension Guest {
                 let audioLine = event.audioLine == true
                 startCohostPush(url: line.server.streamURL(pubId: pubId, query: event.publishQuery), audioOnly: audioLine)
                 // Only this co-host may play its hear stream: with its publish query (or its token's user).
-                playingPipeline?.startHearing(url: line.server.streamURL(pubId: pubId + LineRegistry.hearSuffix, query: event.publishQuery),
+                playingPipeline?.startHearing(url: line.server.streamURL(pubId: pubId + LineStreams.hearSuffix, query: event.publishQuery),
                                               tokenProvider: options.tokenProvider)
                 // The room hears only co-hosts' switches: one made before the accept is told
                 // now, and so is the picture an audio link (linkMediaMode) never sends.

@@ -3,7 +3,7 @@ import LiveAuth
 import LiveCore
 import LiveMix
 import LiveRTMP
-import LiveServer
+import LiveSignal
 import Synchronization
 
 /// The hoster's co-host line (the anyRTC SDK: ARRtmpHosterKit's RTC methods, DESIGN.md §4).
@@ -170,7 +170,7 @@ extension Hoster {
                 let token = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
                 // What the co-host hears goes to its hear stream, with the query the server gave.
                 let hear = event.publishQuery.map { publish in
-                    line.server.streamURL(pubId: pubId + LineRegistry.hearSuffix, query: ([publish] + (token.map { [$0] } ?? [])).joined(separator: "&"))
+                    line.server.streamURL(pubId: pubId + LineStreams.hearSuffix, query: ([publish] + (token.map { [$0] } ?? [])).joined(separator: "&"))
                 }
                 openCohost(peerId: peerId, userId: event.userId ?? "", url: line.server.streamURL(pubId: pubId, query: token), hear: hear)
             }

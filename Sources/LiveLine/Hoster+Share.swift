@@ -1,6 +1,6 @@
 import LiveCapture
 import LiveCore
-import LiveServer
+import LiveSignal
 import Synchronization
 
 /// The hoster's share (the anyRTC SDK's screen share and its `ARShareDelegate`):

@@ -1,7 +1,7 @@
 import Foundation
 import LiveCore
 import LiveNet
-import LiveServer
+import LiveSignal
 
 /// The member pages of a line (what the anyRTC SDK's onRTCMemberListNotify(serverId,
 /// roomId, totalMember) says to ask for): `GET /api/live/{liveId}/members?page=&size=`

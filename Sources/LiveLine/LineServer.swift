@@ -1,5 +1,5 @@
 import LiveRTMP
-import LiveServer
+import LiveSignal
 
 /// Where a co-host line lives: the signaling WebSocket (`ws://HOST:HTTPPORT/line`) and
 /// the RTMP application the co-hosts publish their pubId streams to (DESIGN.md §4).
@@ -31,15 +31,15 @@ public struct LineServer: Sendable, Equatable {
     /// it to `LineServer` too: the server lets only the publisher holding this key
     /// create the line named like the stream, so nobody can take the line first.
     public static func hosterPushURL(_ url: RTMPURL) -> RTMPURL {
-        guard LineRegistry.queryValue("lineKey", in: url.query) == nil else { return url }
+        guard LineStreams.queryValue("lineKey", in: url.query) == nil else { return url }
         var pushed = url
-        let key = "lineKey=" + LineRegistry.randomToken(24)
+        let key = "lineKey=" + LineStreams.randomToken(24)
         pushed.query = url.query.map { $0.isEmpty ? key : $0 + "&" + key } ?? key
         return pushed
     }
 
     /// The `lineKey=` of the hoster's push URL, if any.
-    var lineKey: String? { LineRegistry.queryValue("lineKey", in: rtmp.query) }
+    var lineKey: String? { LineStreams.queryValue("lineKey", in: rtmp.query) }
 
     /// The stream of the co-host with `pubId`; the co-host itself adds its publish
     /// query (`line=SECRET`) from the accepted application.

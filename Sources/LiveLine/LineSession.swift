@@ -2,7 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveNet
-import LiveServer
+import LiveSignal
 import Synchronization
 
 /// A kit's connection to the co-host line: a `LineClient` on an event loop of its own,
@@ -201,7 +201,7 @@ final class LineSession: Sendable {
     /// session on purpose (4000 + code; 1008 from a server that names none), nil for a
     /// loss worth a reconnect. Pure.
     static func endCode(closeCode: UInt16) -> LiveCode? {
-        let base = LineDelivery.closeCodeBase
+        let base = LineCloseCode.base
         if closeCode >= base, closeCode < base + 1000 { return LiveCode(rawValue: Int(closeCode - base)) ?? .unknown }
         return closeCode == 1008 ? .unknown : nil
     }

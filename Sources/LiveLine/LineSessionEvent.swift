@@ -1,5 +1,5 @@
 import LiveCore
-import LiveServer
+import LiveSignal
 
 /// What a kit's co-host line reports (DESIGN.md §4's table). The hoster kit (H) and the
 /// guest kit (G) deliver these through `onLineEvent`, on the line's event-loop thread.

@@ -1,4 +1,4 @@
-import LiveServer
+import LiveSignal
 
 /// The anyRTC SDK's share callbacks (`ARShareDelegate`) as LiveLine reports them. The
 /// hoster kit reports its own share on `Hoster.onShareEvent`; every guest on the line

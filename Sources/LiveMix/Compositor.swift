@@ -1,5 +1,6 @@
 import Foundation
 import LiveCore
+import Synchronization
 
 /// Mixes the host and up to four co-hosts into one canvas by a `MixLayout` (DESIGN.md §5):
 /// the hoster's mix stage between the filters and the encoder.
@@ -17,20 +18,30 @@ import LiveCore
 /// the mix stage's; the scaling state it keeps is confined to that thread, which is
 /// why the class is `@unchecked Sendable`.
 public final class Compositor: @unchecked Sendable {
+    // @unchecked: the scaling state is touched only by `compose`, on the mix thread; the layout and sources are in a Mutex.
     /// The host plus the most co-hosts a layout holds.
     public static let maxParticipants = 1 + MixLayout.maxCohosts
 
     public let width: Int
     public let height: Int
 
-    // Shared with the setters, under `lock`.
-    private let lock = NSLock()
-    private var pendingLayout: MixLayout
-    private var layoutVersion = 0
-    private var latest: [VideoFrame?]
-    private var pendingModes: [RenderMode]
-    private var pendingFills: [RGBAImage?]
-    private var fillVersions: [Int]
+    /// What the setters change, taken by `compose` at the start of each mix.
+    private struct Shared {
+        var pendingLayout: MixLayout
+        var layoutVersion = 0
+        var latest: [VideoFrame?]
+        var pendingModes: [RenderMode]
+        var pendingFills: [RGBAImage?]
+        var fillVersions: [Int]
+
+        mutating func replaceLayout(_ next: MixLayout) {
+            guard next != pendingLayout else { return }
+            pendingLayout = next
+            layoutVersion += 1
+        }
+    }
+
+    private let shared: Mutex<Shared>
 
     // Confined to the compose thread.
     private var layout: MixLayout
@@ -52,17 +63,16 @@ public final class Compositor: @unchecked Sendable {
                                    cohosts: cohosts, options: options)
         self.width = width
         self.height = height
-        pendingLayout = layout
         self.layout = layout
         let n = Compositor.maxParticipants
-        latest = Array(repeating: nil, count: n)
-        current = Array(repeating: nil, count: n)
-        pendingModes = Array(repeating: .aspectFill, count: n)
-        modes = pendingModes
-        pendingFills = Array(repeating: nil, count: n)
-        fills = pendingFills
-        fillVersions = Array(repeating: 0, count: n)
-        appliedFillVersions = fillVersions
+        let initial = Shared(pendingLayout: layout, latest: Array(repeating: nil, count: n),
+                             pendingModes: Array(repeating: .aspectFill, count: n), pendingFills: Array(repeating: nil, count: n),
+                             fillVersions: Array(repeating: 0, count: n))
+        current = initial.latest
+        modes = initial.pendingModes
+        fills = initial.pendingFills
+        appliedFillVersions = initial.fillVersions
+        shared = Mutex(initial)
         scalers = Array(repeating: nil, count: n)
         fillFrames = Array(repeating: nil, count: n)
         // The encoder may hold a couple of composed frames while the next is drawn.
@@ -73,67 +83,64 @@ public final class Compositor: @unchecked Sendable {
     // MARK: configuration (any thread)
 
     /// The layout the next `compose` uses.
-    public var currentLayout: MixLayout {
-        lock.lock()
-        defer { lock.unlock() }
-        return pendingLayout
-    }
+    public var currentLayout: MixLayout { shared.withLock { $0.pendingLayout } }
 
     /// Changes the template and its options (the seed's `setMixVideoModel:` and
     /// `setVideoTemplate:ver:dir:horPad:verPad:borderWidth:`), keeping the co-host count.
     /// - Throws: `MixLayout.Error` when it does not fit; the layout in use then stays.
     public func setLayout(template: MixTemplate, options: MixOptions) throws(MixLayout.Error) {
-        lock.lock()
-        defer { lock.unlock() }
-        try replaceLayout(template: template, options: options, cohosts: pendingLayout.cohosts)
+        try replaceLayout { current throws(MixLayout.Error) in
+            try self.layout(template: template, options: options, cohosts: current.cohosts)
+        }
     }
 
     /// Sets how many co-hosts the mix shows: participants 1…`count`.
     /// - Throws: `MixLayout.Error` when that many do not fit; the layout in use then stays.
     public func setCohostCount(_ count: Int) throws(MixLayout.Error) {
-        lock.lock()
-        defer { lock.unlock() }
-        try replaceLayout(template: pendingLayout.template, options: pendingLayout.options, cohosts: count)
+        try replaceLayout { current throws(MixLayout.Error) in
+            try self.layout(template: current.template, options: current.options, cohosts: count)
+        }
     }
 
     /// A co-host left the line: the ones after it move up one place (with their frames,
     /// render modes and fill images) and the mix shows one co-host fewer.
     public func removeCohost(_ participant: Int) {
-        lock.lock()
-        defer { lock.unlock() }
-        let count = pendingLayout.cohosts
-        guard participant >= 1, participant <= count else { return }
-        for i in participant..<count {
-            latest[i] = latest[i + 1]
-            pendingModes[i] = pendingModes[i + 1]
-            pendingFills[i] = pendingFills[i + 1]
-            fillVersions[i] += 1
+        shared.withLock { shared in
+            let count = shared.pendingLayout.cohosts
+            guard participant >= 1, participant <= count else { return }
+            for i in participant..<count {
+                shared.latest[i] = shared.latest[i + 1]
+                shared.pendingModes[i] = shared.pendingModes[i + 1]
+                shared.pendingFills[i] = shared.pendingFills[i + 1]
+                shared.fillVersions[i] += 1
+            }
+            shared.latest[count] = nil
+            shared.pendingModes[count] = .aspectFill
+            shared.pendingFills[count] = nil
+            shared.fillVersions[count] += 1
+            // One fewer always fits when the current count did.
+            let current = shared.pendingLayout
+            if let next = try? layout(template: current.template, options: current.options, cohosts: count - 1) {
+                shared.replaceLayout(next)
+            }
         }
-        latest[count] = nil
-        pendingModes[count] = .aspectFill
-        pendingFills[count] = nil
-        fillVersions[count] += 1
-        // One fewer always fits when the current count did.
-        try? replaceLayout(template: pendingLayout.template, options: pendingLayout.options, cohosts: count - 1)
     }
 
     /// How `participant`'s video is fitted into its rectangle (the seed's render mode;
     /// aspect-fill by default).
     public func setRenderMode(_ mode: RenderMode, participant: Int) {
         guard Compositor.isParticipant(participant) else { return }
-        lock.lock()
-        pendingModes[participant] = mode
-        lock.unlock()
+        shared.withLock { $0.pendingModes[participant] = mode }
     }
 
     /// What `participant` shows while it has no video; nil for flat grey. The image is
     /// converted to I420 at the tile's size once, not per frame.
     public func setFillImage(_ image: RGBAImage?, participant: Int) {
         guard Compositor.isParticipant(participant) else { return }
-        lock.lock()
-        pendingFills[participant] = image
-        fillVersions[participant] += 1
-        lock.unlock()
+        shared.withLock {
+            $0.pendingFills[participant] = image
+            $0.fillVersions[participant] += 1
+        }
     }
 
     /// The seed's `setVideoSubBackground:`: one fill image for every co-host whose video is off.
@@ -146,9 +153,7 @@ public final class Compositor: @unchecked Sendable {
     /// draw on it afterwards (a `FramePool` frame is not reused while it is held).
     public func update(participant: Int, frame: VideoFrame?) {
         guard Compositor.isParticipant(participant) else { return }
-        lock.lock()
-        latest[participant] = frame
-        lock.unlock()
+        shared.withLock { $0.latest[participant] = frame }
     }
 
     // MARK: composing (the mix thread)
@@ -159,23 +164,23 @@ public final class Compositor: @unchecked Sendable {
     /// canvas size, the host frame itself is returned (nothing to draw); otherwise a
     /// frame from the compositor's pool. Either way, treat the result as read-only.
     public func compose() -> VideoFrame {
-        lock.lock()
-        if appliedLayoutVersion != layoutVersion {
-            layout = pendingLayout
-            appliedLayoutVersion = layoutVersion
+        // One snapshot per mix (the arrays are copy-on-write: retains, no copies).
+        let taken = shared.withLock { $0 }
+        if appliedLayoutVersion != taken.layoutVersion {
+            layout = taken.pendingLayout
+            appliedLayoutVersion = taken.layoutVersion
             applyLayout()
         }
         let count = 1 + layout.cohosts
         for i in 0..<Compositor.maxParticipants {
-            current[i] = i < count ? latest[i] : nil
-            modes[i] = pendingModes[i]
-            if appliedFillVersions[i] != fillVersions[i] {
-                appliedFillVersions[i] = fillVersions[i]
-                fills[i] = pendingFills[i]
+            current[i] = i < count ? taken.latest[i] : nil
+            modes[i] = taken.pendingModes[i]
+            if appliedFillVersions[i] != taken.fillVersions[i] {
+                appliedFillVersions[i] = taken.fillVersions[i]
+                fills[i] = taken.pendingFills[i]
                 fillFrames[i] = nil
             }
         }
-        lock.unlock()
 
         let host = current[0]
         if count == 1, let host, host.width == width, host.height == height, layout.rects[0].border == 0,
@@ -245,12 +250,17 @@ public final class Compositor: @unchecked Sendable {
     }
 
     /// Under `lock`.
-    private func replaceLayout(template: MixTemplate, options: MixOptions, cohosts: Int) throws(MixLayout.Error) {
-        let next = try MixLayout(canvasWidth: width, canvasHeight: height, template: template, cohosts: cohosts,
-                                 options: options)
-        guard next != pendingLayout else { return }
-        pendingLayout = next
-        layoutVersion += 1
+    /// A layout of this canvas.
+    private func layout(template: MixTemplate, options: MixOptions, cohosts: Int) throws(MixLayout.Error) -> MixLayout {
+        try MixLayout(canvasWidth: width, canvasHeight: height, template: template, cohosts: cohosts, options: options)
+    }
+
+    /// Puts in the layout `make` builds from the pending one, under the lock so that two
+    /// changes never lose one another.
+    private func replaceLayout(_ make: (MixLayout) throws(MixLayout.Error) -> MixLayout) throws(MixLayout.Error) {
+        try shared.withLock { (shared: inout Shared) throws(MixLayout.Error) in
+            shared.replaceLayout(try make(shared.pendingLayout))
+        }
     }
 
     private static func isParticipant(_ i: Int) -> Bool { i >= 0 && i < maxParticipants }

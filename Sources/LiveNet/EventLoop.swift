@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LiveCore
+import Synchronization
 
 /// One epoll event loop on one thread: it owns the descriptors registered with it,
 /// its timers and the tasks handed to it, and runs all their callbacks on its thread.
@@ -24,7 +25,8 @@ import LiveCore
 /// a thread producing faster than the loop runs cannot grow memory without end.
 public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // @unchecked: the fields under "loop thread" are read and written only on the loop
-    // thread; the fields under "guarded by lock" only while holding `lock`.
+    // thread; what other threads share with it is in `shared`, a Mutex, and `isFinished`
+    // is touched only while holding `finished` (a condition, which a Mutex cannot be).
 
     enum State { case idle, running, stopping, stopped }
 
@@ -36,16 +38,32 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     private let epollFD: Int32
     private let wakeFD: Int32
 
-    // Guarded by lock.
-    private let lock = NSLock()
-    private var tasks: [@Sendable () -> Void] = []
-    private var wakePending = false
-    private var state = State.idle
-    private var loopThread: pthread_t?
-    private var joinableThread: pthread_t?
-    private var resourcesClosed = false
-    private var dropped = 0
-    private var dropLog = LogThrottle()
+    /// What other threads share with the loop thread.
+    private struct Shared {
+        var tasks: [@Sendable () -> Void] = []
+        var wakePending = false
+        var state = State.idle
+        var loopThread: pthread_t?
+        var joinableThread: pthread_t?
+        var resourcesClosed = false
+        var dropped = 0
+        var dropLog = LogThrottle()
+
+        var isLoopThread: Bool {
+            guard let loopThread else { return false }
+            return pthread_equal(loopThread, pthread_self()) != 0
+        }
+
+        /// Wakes the loop's wait, once until the loop has picked the tasks up.
+        mutating func wake(_ wakeFD: Int32) {
+            guard !wakePending else { return }
+            wakePending = true
+            var one: UInt64 = 1
+            _ = try? Syscall.run("write(eventfd)") { Glibc.write(wakeFD, &one, 8) }
+        }
+    }
+
+    private let shared = Mutex(Shared())
 
     /// Signalled when the loop has finished (sources closed, thread about to exit).
     private let finished = NSCondition()
@@ -102,7 +120,7 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
 
     deinit {
         closeResources()
-        if let thread = joinableThread { pthread_detach(thread) }
+        if let thread = shared.withLock({ $0.joinableThread }) { pthread_detach(thread) }
         readBuffer.deallocate()
         ioVectors.deallocate()
         events.deallocate()
@@ -111,30 +129,16 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     public var description: String { "EventLoop(\(name))" }
 
     /// True when called on this loop's thread.
-    public var inEventLoop: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return isLoopThreadLocked()
-    }
+    public var inEventLoop: Bool { shared.withLock { $0.isLoopThread } }
 
     /// True from `start()`/`run()` until the loop has finished shutting down.
-    public var isRunning: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return state == .running || state == .stopping
-    }
+    public var isRunning: Bool { shared.withLock { $0.state == .running || $0.state == .stopping } }
 
     // MARK: running
 
     /// Spawns the loop's own thread and returns. `shutdown()` stops and joins it.
     public func start() {
-        lock.lock()
-        guard state == .idle else {
-            lock.unlock()
-            return
-        }
-        state = .running
-        lock.unlock()
+        guard startRunning() else { return }
 
         let context = Unmanaged.passRetained(self).toOpaque()
         var thread = pthread_t()
@@ -148,21 +152,22 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
             Unmanaged<EventLoop>.fromOpaque(context).release()
             fatalError("pthread_create failed for \(name): \(String(cString: strerror(status)))")
         }
-        lock.lock()
-        joinableThread = thread
-        lock.unlock()
+        shared.withLock { $0.joinableThread = thread }
     }
 
     /// Runs the loop on the calling thread until `shutdown()`.
     public func run() {
-        lock.lock()
-        guard state == .idle else {
-            lock.unlock()
-            return
-        }
-        state = .running
-        lock.unlock()
+        guard startRunning() else { return }
         runIterations()
+    }
+
+    /// Idle → running; false when the loop was started (or shut down) before.
+    private func startRunning() -> Bool {
+        shared.withLock { shared in
+            guard shared.state == .idle else { return false }
+            shared.state = .running
+            return true
+        }
     }
 
     /// Stops the loop: tasks already queued still run, then every connection and
@@ -171,36 +176,37 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     /// until all that is done and the loop thread has ended; on the loop thread it
     /// returns at once and the loop ends after the current iteration.
     public func shutdown() {
-        lock.lock()
-        switch state {
-        case .idle:
-            // Never started: finish right here as a loop that ran zero iterations, so
-            // queued tasks (a listener registering itself) still run and what they
-            // opened is closed.
-            state = .stopping
-            lock.unlock()
+        enum Next { case runHere, returnNow, join(pthread_t?) }
+        let wakeFD = wakeFD
+        let next: Next = shared.withLock { shared in
+            switch shared.state {
+            case .idle:
+                // Never started: finish right here as a loop that ran zero iterations, so
+                // queued tasks (a listener registering itself) still run and what they
+                // opened is closed.
+                shared.state = .stopping
+                return .runHere
+            case .running:
+                shared.state = .stopping
+                shared.wake(wakeFD)
+            case .stopping, .stopped:
+                break
+            }
+            if shared.isLoopThread { return .returnNow }
+            defer { shared.joinableThread = nil }
+            return .join(shared.joinableThread)
+        }
+        switch next {
+        case .runHere:
             runIterations()
-            return
-        case .running:
-            state = .stopping
-            wakeLocked()
-        case .stopping, .stopped:
+        case .returnNow:
             break
+        case .join(let thread):
+            if let thread { pthread_join(thread, nil) }
+            finished.lock()
+            while !isFinished { finished.wait() }
+            finished.unlock()
         }
-        if isLoopThreadLocked() {
-            lock.unlock()
-            return
-        }
-        let thread = joinableThread
-        joinableThread = nil
-        lock.unlock()
-
-        if let thread {
-            pthread_join(thread, nil)
-        }
-        finished.lock()
-        while !isFinished { finished.wait() }
-        finished.unlock()
     }
 
     // MARK: tasks and timers
@@ -227,61 +233,44 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     /// Tasks refused by `execute` because the queue was full.
-    public var droppedTaskCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return dropped
-    }
+    public var droppedTaskCount: Int { shared.withLock { $0.dropped } }
 
     /// Why `execute` refuses tasks now: the loop has finished, or its queue is full.
-    var refusal: NetError {
-        lock.lock()
-        defer { lock.unlock() }
-        return state == .stopped ? .loopShutdown : .loopBusy
-    }
+    var refusal: NetError { shared.withLock { $0.state == .stopped ? .loopShutdown : .loopBusy } }
 
     /// Why `execute` refuses tasks now, in words: "shut down" or "busy (N tasks waiting)".
     public var refusalReason: String {
-        lock.lock()
-        defer { lock.unlock() }
-        return state == .stopped ? "shut down" : "busy (\(tasks.count) tasks waiting)"
+        shared.withLock { $0.state == .stopped ? "shut down" : "busy (\($0.tasks.count) tasks waiting)" }
     }
 
     /// Tasks waiting to run.
-    public var pendingTaskCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return tasks.count
-    }
+    public var pendingTaskCount: Int { shared.withLock { $0.tasks.count } }
 
     /// `bounded: false` is for the loop's own bookkeeping (closing a listener), which
     /// must not be lost to a full queue and is never submitted in bulk.
     func submit(bounded: Bool, _ task: @escaping @Sendable () -> Void) -> Bool {
-        lock.lock()
-        guard state != .stopped else {
-            lock.unlock()
-            return false
+        let maxPendingTasks = maxPendingTasks, wakeFD = wakeFD
+        let (accepted, report): (Bool, String?) = shared.withLock { shared in
+            guard shared.state != .stopped else { return (false, nil) }
+            if bounded, shared.tasks.count >= maxPendingTasks {
+                shared.dropped += 1
+                return (false, dropReport(&shared))
+            }
+            shared.tasks.append(task)
+            // The loop thread checks for tasks before it waits, so only other threads need
+            // to wake it, and only once until the loop has picked the tasks up.
+            if !shared.isLoopThread { shared.wake(wakeFD) }
+            return (true, nil)
         }
-        if bounded, tasks.count >= maxPendingTasks {
-            dropped += 1
-            let report = dropReportLocked()
-            lock.unlock()
-            if let report { Log.warning(report) }
-            return false
-        }
-        tasks.append(task)
-        // The loop thread checks for tasks before it waits, so only other threads need
-        // to wake it, and only once until the loop has picked the tasks up.
-        if !isLoopThreadLocked() { wakeLocked() }
-        lock.unlock()
-        return true
+        if let report { Log.warning(report) }
+        return accepted
     }
 
     /// A warning about dropped tasks, at most one a second (a flood of refusals must not
     /// turn into a flood of log lines).
-    private func dropReportLocked() -> String? {
-        guard let fresh = dropLog.record(nowMicros: Clock.monotonicMicros()) else { return nil }
-        return "\(name): task queue full (\(maxPendingTasks) waiting); dropped \(fresh) task(s), \(dropped) in all"
+    private func dropReport(_ shared: inout Shared) -> String? {
+        guard let fresh = shared.dropLog.record(nowMicros: Clock.monotonicMicros()) else { return nil }
+        return "\(name): task queue full (\(maxPendingTasks) waiting); dropped \(fresh) task(s), \(shared.dropped) in all"
     }
 
     /// Runs `task` on the loop thread once `delay` has passed. Timers due at the same
@@ -339,15 +328,10 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     // MARK: the loop
 
     private func runIterations() {
-        lock.lock()
-        loopThread = pthread_self()
-        lock.unlock()
+        shared.withLock { $0.loopThread = pthread_self() }
 
         while true {
-            lock.lock()
-            let stopping = state == .stopping
-            let hasTasks = !tasks.isEmpty
-            lock.unlock()
+            let (stopping, hasTasks) = shared.withLock { ($0.state == .stopping, !$0.tasks.isEmpty) }
             if stopping { break }
 
             let ready: Int
@@ -397,11 +381,13 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     private func runTasks() {
-        lock.lock()
-        let batch = tasks
-        tasks.removeAll(keepingCapacity: true)
-        wakePending = false
-        lock.unlock()
+        let batch = shared.withLock { shared in
+            defer {
+                shared.tasks.removeAll(keepingCapacity: true)
+                shared.wakePending = false
+            }
+            return shared.tasks
+        }
         for task in batch { task() }
     }
 
@@ -437,11 +423,11 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
         }
         for handle in timers.removeAll() { handle.cancel() }
 
-        lock.lock()
-        state = .stopped
-        let dropped = tasks.count
-        tasks.removeAll()
-        lock.unlock()
+        let dropped = shared.withLock { shared in
+            shared.state = .stopped
+            defer { shared.tasks.removeAll() }
+            return shared.tasks.count
+        }
         if dropped > 0 { Log.warning("\(name): dropped \(dropped) tasks submitted during shutdown") }
         closeResources()
         markFinished()
@@ -455,24 +441,12 @@ public final class EventLoop: @unchecked Sendable, CustomStringConvertible {
     }
 
     private func closeResources() {
-        lock.lock()
-        let alreadyClosed = resourcesClosed
-        resourcesClosed = true
-        lock.unlock()
+        let alreadyClosed = shared.withLock { shared in
+            defer { shared.resourcesClosed = true }
+            return shared.resourcesClosed
+        }
         guard !alreadyClosed else { return }
         try? Syscall.close(wakeFD)
         try? Syscall.close(epollFD)
-    }
-
-    private func wakeLocked() {
-        guard !wakePending else { return }
-        wakePending = true
-        var one: UInt64 = 1
-        _ = try? Syscall.run("write(eventfd)") { Glibc.write(wakeFD, &one, 8) }
-    }
-
-    private func isLoopThreadLocked() -> Bool {
-        guard let loopThread else { return false }
-        return pthread_equal(loopThread, pthread_self()) != 0
     }
 }

@@ -1,12 +1,11 @@
 import Foundation
+import Synchronization
 
 /// A fixed set of event loops, one thread each (the relay uses one per core). A
 /// listener hands accepted connections to `next()`, round-robin. Safe from any thread.
-public final class EventLoopGroup: @unchecked Sendable {
-    // @unchecked: `cursor` is only touched under `lock`; `loops` never changes.
+public final class EventLoopGroup: Sendable {
     public let loops: [EventLoop]
-    private let lock = NSLock()
-    private var cursor = 0
+    private let cursor = Mutex(0)
 
     /// Creates `count` loops named "\(name)-0", "\(name)-1"... and starts their threads;
     /// each queues at most `maxPendingTasks` tasks (see `EventLoop.execute`).
@@ -34,11 +33,11 @@ public final class EventLoopGroup: @unchecked Sendable {
 
     /// The next loop, round-robin.
     public func next() -> EventLoop {
-        lock.lock()
-        defer { lock.unlock() }
-        let loop = loops[cursor]
-        cursor = (cursor + 1) % loops.count
-        return loop
+        cursor.withLock { cursor in
+            let loop = loops[cursor]
+            cursor = (cursor + 1) % loops.count
+            return loop
+        }
     }
 
     /// Shuts every loop down (closing their connections) and joins their threads.

@@ -1,16 +1,10 @@
-import Foundation
+import Synchronization
 
 /// Lets a deferred reply's `respond` through once, whichever thread calls it first.
-final class HTTPDeferredReplyLatch: @unchecked Sendable {
-    // @unchecked: `claimed` is only touched under `lock`.
-    private let lock = NSLock()
-    private var claimed = false
+final class HTTPDeferredReplyLatch: Sendable {
+    private let claimed = Atomic<Bool>(false)
 
     func claim() -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if claimed { return false }
-        claimed = true
-        return true
+        claimed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }

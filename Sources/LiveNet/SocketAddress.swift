@@ -54,7 +54,7 @@ public struct SocketAddress: Sendable, CustomStringConvertible {
             let offset = family == AF_INET6 ? 8 : 4  // sin6_addr / sin_addr
             _ = inet_ntop(family, raw.baseAddress! + offset, &text, socklen_t(text.count))
         }
-        return String(cString: text)
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The 4 or 16 address bytes; an IPv4-mapped IPv6 address (::ffff:a.b.c.d, what a

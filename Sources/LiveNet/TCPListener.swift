@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import LiveCore
+import Synchronization
 
 /// A listening TCP socket. It accepts on one loop of its group and hands each new
 /// connection to the next loop round-robin, where `onAccept` runs. Beyond
@@ -12,7 +13,7 @@ import LiveCore
 /// warnings, at most one line a second per reason with the count since the last line.
 public final class TCPListener: EventLoopSource, @unchecked Sendable {
     // @unchecked: `fd`, `sourceID`, `acceptPaused` and `refusalLogs` are touched only
-    // on `loop`'s thread; the counters only under `lock`.
+    // on `loop`'s thread; the counters are in a Mutex.
 
     /// A cap on the connections one client may hold open.
     public struct PerAddressLimit: Sendable, Equatable {
@@ -59,14 +60,18 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
 
     private var fd: Int32
     private var sourceID: UInt64 = 0
-    private let lock = NSLock()
-    private var open = 0
-    private var refused = 0
-    private var refusedFromAddress = 0
-    private var accepted = 0
-    /// Open connections per client key (`SocketAddress.clientKey`), only while a
-    /// per-address limit is set; entries leave at zero.
-    private var openPerAddress: [String: Int] = [:]
+    /// What any thread may read or a connection's close may change.
+    private struct Counters {
+        var open = 0
+        var refused = 0
+        var refusedFromAddress = 0
+        var accepted = 0
+        /// Open connections per client key (`SocketAddress.clientKey`), only while a
+        /// per-address limit is set; entries leave at zero.
+        var openPerAddress: [String: Int] = [:]
+    }
+
+    private let counters = Mutex(Counters())
     /// Refusals not yet logged, per reason, and whether a timer will log them. Loop thread.
     private var refusalLogs: [Refusal: (throttle: LogThrottle, timerSet: Bool)] = [:]
 
@@ -148,10 +153,8 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
     /// Connections handed to `onAccept` so far.
     public var acceptedCount: Int { counter { $0.accepted } }
 
-    private func counter(_ read: (TCPListener) -> Int) -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return read(self)
+    private func counter(_ read: (Counters) -> Int) -> Int {
+        counters.withLock { read($0) }
     }
 
     /// Stops accepting and closes the listening socket; open connections stay open.
@@ -210,19 +213,21 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
         let peer = try? Syscall.peerAddress(client)
         let counted = perAddress.maxConnections > 0 && !(perAddress.exemptsLoopback && (peer?.isLocalHost ?? false))
         let key = counted ? peer?.clientKey : nil
-        var refusedFor: Refusal?
-        lock.lock()
-        if let maxConnections, open >= maxConnections {
-            refusedFor = .full
-        } else if let key, openPerAddress[key, default: 0] >= perAddress.maxConnections {
-            refusedFor = .tooManyFromAddress
-            refusedFromAddress += 1
-        } else {
-            open += 1
-            if let key { openPerAddress[key, default: 0] += 1 }
+        let maxConnections = maxConnections, maxFromAddress = perAddress.maxConnections
+        let refusedFor: Refusal? = counters.withLock { counters in
+            var refusedFor: Refusal?
+            if let maxConnections, counters.open >= maxConnections {
+                refusedFor = .full
+            } else if let key, counters.openPerAddress[key, default: 0] >= maxFromAddress {
+                refusedFor = .tooManyFromAddress
+                counters.refusedFromAddress += 1
+            } else {
+                counters.open += 1
+                if let key { counters.openPerAddress[key, default: 0] += 1 }
+            }
+            if refusedFor != nil { counters.refused += 1 }
+            return refusedFor
         }
-        if refusedFor != nil { refused += 1 }
-        lock.unlock()
         if let refusedFor {
             refuse(client, refusedFor)
             return
@@ -286,19 +291,17 @@ public final class TCPListener: EventLoopSource, @unchecked Sendable {
             connection.abort(error)
             return
         }
-        lock.lock()
-        accepted += 1
-        lock.unlock()
+        counters.withLock { $0.accepted += 1 }
         onAccept(connection)
     }
 
     private func connectionClosed(key: String?) {
-        lock.lock()
-        open -= 1
-        if let key, let count = openPerAddress[key] {
-            openPerAddress[key] = count > 1 ? count - 1 : nil
+        counters.withLock { counters in
+            counters.open -= 1
+            if let key, let count = counters.openPerAddress[key] {
+                counters.openPerAddress[key] = count > 1 ? count - 1 : nil
+            }
         }
-        lock.unlock()
     }
 
     private func pauseAccepting() {

@@ -1,39 +1,37 @@
-import Foundation
+import Synchronization
 
 /// A timer scheduled with `EventLoop.schedule(after:_:)`. Cancelling is safe from any
 /// thread; a timer cancelled before it fires never runs, and its closure is released at
 /// once so whatever it captured is freed.
-public final class TimerHandle: @unchecked Sendable {
-    // @unchecked: `task` and `cancelled` are only touched under `lock`.
-    private let lock = NSLock()
-    private var task: (@Sendable () -> Void)?
-    private var cancelled = false
+public final class TimerHandle: Sendable {
+    private struct State {
+        var task: (@Sendable () -> Void)?
+        var cancelled = false
+    }
+
+    private let state: Mutex<State>
 
     init(_ task: @escaping @Sendable () -> Void) {
-        self.task = task
+        state = Mutex(State(task: task))
     }
 
     /// Stops the timer if it has not fired yet.
     public func cancel() {
-        lock.lock()
-        cancelled = true
-        task = nil
-        lock.unlock()
+        state.withLock {
+            $0.cancelled = true
+            $0.task = nil
+        }
     }
 
     /// True once `cancel()` was called.
-    public var isCancelled: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cancelled
-    }
+    public var isCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Takes the closure out for the loop to run; nil when cancelled (or fired).
     func take() -> (@Sendable () -> Void)? {
-        lock.lock()
-        defer { lock.unlock() }
-        let taken = task
-        task = nil
-        return taken
+        state.withLock { state in
+            let taken = state.task
+            state.task = nil
+            return taken
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveCore
 
 /// The opening handshake of RFC 6455 §4, as pure functions over requests, responses and
 /// header bytes, shared by the server upgrade and `WebSocketClient`.

@@ -1,4 +1,4 @@
-import Foundation
+import LiveCore
 
 /// A state an RTMP client (`RTMPPlayer`, `RTMPPublisher`) moves through, with the two
 /// it ends in.
@@ -23,44 +23,40 @@ extension RTMPClientState {
 /// once, after the lock is released.
 ///
 /// Every method may be called from any thread.
-final class RTMPClientLifecycle<Shared, State: RTMPClientState>: @unchecked Sendable {
-    // @unchecked: `shared` and `failure` are only touched under `condition`.
-    private let condition = NSCondition()
-    private var shared: Shared
-    private var failure: RTMPClientError?
-    private let statePath: WritableKeyPath<Shared, State>
+final class RTMPClientLifecycle<Shared: Sendable, State: RTMPClientState>: Sendable {
+    private struct Guarded: Sendable {
+        var shared: Shared
+        var failure: RTMPClientError?
+    }
 
-    init(_ shared: Shared, state: WritableKeyPath<Shared, State>) {
-        self.shared = shared
+    private let guarded: ConditionLock<Guarded>
+    private let statePath: WritableKeyPath<Shared, State> & Sendable
+
+    init(_ shared: Shared, state: WritableKeyPath<Shared, State> & Sendable) {
+        guarded = ConditionLock(Guarded(shared: shared))
         statePath = state
     }
 
     /// Runs `body` on the shared figures under the lock; `body` must not set the state
     /// (`setState`, `fail` and `finishClosed` do, keeping the rule).
     func withLock<Result>(_ body: (inout Shared) throws -> Result) rethrows -> Result {
-        condition.lock()
-        defer { condition.unlock() }
-        return try body(&shared)
+        try guarded.withLock { try body(&$0.shared) }
     }
 
     /// The current state.
     var state: State { withLock { $0[keyPath: statePath] } }
 
     /// The error the client failed with, if it did.
-    var error: RTMPClientError? {
-        condition.lock()
-        defer { condition.unlock() }
-        return failure
-    }
+    var error: RTMPClientError? { guarded.withLock { $0.failure } }
 
     /// Moves to `state`, one of the states before the end, unless the client has
     /// already ended; wakes the waiters.
     func setState(_ state: State) {
         assert(!state.hasEnded, "the end goes through fail(_:) or finishClosed()")
-        condition.lock()
-        if !shared[keyPath: statePath].hasEnded { shared[keyPath: statePath] = state }
-        condition.broadcast()
-        condition.unlock()
+        let statePath = statePath
+        guarded.withLock { guarded in
+            if !guarded.shared[keyPath: statePath].hasEnded { guarded.shared[keyPath: statePath] = state }
+        }
     }
 
     /// Ends the client failed with `error`; true when this is its first end.
@@ -76,10 +72,10 @@ final class RTMPClientLifecycle<Shared, State: RTMPClientState>: @unchecked Send
     /// Waits, at most `timeout`, while `blocked` holds of the state; returns the state and
     /// the failure as they are when it stops waiting.
     func wait(while blocked: (State) -> Bool, timeout: Duration) -> (state: State, failure: RTMPClientError?) {
-        condition.lock()
-        defer { condition.unlock() }
-        _ = condition.wait(while: { blocked(shared[keyPath: statePath]) }, timeout: timeout)
-        return (shared[keyPath: statePath], failure)
+        let statePath = statePath
+        return guarded.withLock(waitingUntil: { !blocked($0.shared[keyPath: statePath]) }, timeout: timeout) { guarded, _ in
+            (guarded.shared[keyPath: statePath], guarded.failure)
+        }
     }
 
     /// Waits, at most `timeout`, until the client has ended; false when it has not.
@@ -88,14 +84,14 @@ final class RTMPClientLifecycle<Shared, State: RTMPClientState>: @unchecked Send
     }
 
     private func end(_ state: State, error: RTMPClientError?) -> Bool {
-        condition.lock()
-        let first = !shared[keyPath: statePath].hasEnded
-        if first {
-            shared[keyPath: statePath] = state
-            failure = error
+        let statePath = statePath
+        return guarded.withLock { guarded in
+            let first = !guarded.shared[keyPath: statePath].hasEnded
+            if first {
+                guarded.shared[keyPath: statePath] = state
+                guarded.failure = error
+            }
+            return first
         }
-        condition.broadcast()
-        condition.unlock()
-        return first
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveCore
 import LiveNet
 
 /// Asks an RTMP server what it tells about itself: TCP connect, the handshake and
@@ -54,23 +55,14 @@ public enum RTMPConnectProbe {
 }
 
 /// The first outcome of a probe, handed from the loop to the waiting thread.
-private final class ProbeOutcome: @unchecked Sendable {
-    // @unchecked: `result` is touched only while holding `condition`.
-    private let condition = NSCondition()
-    private var result: Result<AMF0Object, RTMPClientError>?
+private final class ProbeOutcome: Sendable {
+    private let result = ConditionLock<Result<AMF0Object, RTMPClientError>?>(nil)
 
     func finish(_ value: Result<AMF0Object, RTMPClientError>) {
-        condition.lock()
-        if result == nil { result = value }
-        condition.broadcast()
-        condition.unlock()
+        result.withLock { if $0 == nil { $0 = value } }
     }
 
     func wait(timeout: Duration) -> Result<AMF0Object, RTMPClientError>? {
-        let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
-        condition.lock()
-        defer { condition.unlock() }
-        while result == nil, condition.wait(until: deadline) {}
-        return result
+        result.withLock(waitingUntil: { $0 != nil }, timeout: timeout) { result, _ in result }
     }
 }

@@ -1,3 +1,5 @@
+import LiveCore
+
 /// What the RTMP handshake (RTMP 1.0 §5.2) shares between client and server: packet
 /// sizes, the step result, errors, and the Flash Player 9 "digest" handshake that
 /// Flash-era clients, ffmpeg (libavformat/rtmpproto.c) and nginx-rtmp speak.
@@ -145,7 +147,7 @@ public enum RTMPHandshake {
 
     /// The HMAC of `packet` without the 32 bytes at `offset`.
     static func digest(of packet: [UInt8], skipping offset: Int, key: [UInt8]) -> [UInt8] {
-        HMACSHA256().mac(key: key, packet[0..<offset], packet[(offset + HMACSHA256.size)...])
+        HMACSHA256.mac(key: key, packet[0..<offset], packet[(offset + HMACSHA256.size)...])
     }
 
     /// The schema and offset of a valid digest in `packet` under `key`, trying the
@@ -175,8 +177,8 @@ public enum RTMPHandshake {
     /// The signature that ends S2 or C2: the HMAC of its first 1504 bytes, keyed with the
     /// HMAC of the peer's digest under the full key.
     static func signature(of packet: [UInt8], peerDigest: ArraySlice<UInt8>, fullKey: [UInt8]) -> [UInt8] {
-        let key = HMACSHA256().mac(key: fullKey, peerDigest)
-        return HMACSHA256().mac(key: key, packet[0..<packetSize - HMACSHA256.size])
+        let key = HMACSHA256.mac(key: fullKey, peerDigest)
+        return HMACSHA256.mac(key: key, packet[0..<packetSize - HMACSHA256.size])
     }
 
     /// A 1536-byte packet: time, version, then random bytes.

@@ -1,3 +1,5 @@
+import LiveCore
+
 /// The client side of the RTMP handshake (RTMP 1.0 §5.2.5) as a pure state machine:
 /// `start()` gives C0+C1, `feed(_:)` takes what the server sends and gives C2.
 ///

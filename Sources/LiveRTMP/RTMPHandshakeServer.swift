@@ -1,3 +1,5 @@
+import LiveCore
+
 /// The server side of the RTMP handshake (RTMP 1.0 §5.2.5) as a pure state machine:
 /// `feed(_:)` takes C0+C1 and answers S0+S1+S2, then takes C2 and reports `done`.
 ///

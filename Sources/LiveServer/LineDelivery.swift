@@ -1,4 +1,6 @@
 import LiveCore
+import LiveSignal
+
 /// A participant of the line: one WebSocket connection, numbered by `LineService`.
 public struct LineParticipantID: Hashable, Comparable, Sendable, CustomStringConvertible {
     public let value: UInt64
@@ -23,9 +25,8 @@ public struct LineDelivery: Equatable, Sendable {
         case endStream(pubId: String)
     }
 
-    /// The WebSocket close code of a `disconnect` is this plus the SDK code (4211 forced
-    /// exit, 4212 token expired, …): RFC 6455's range for applications, 4000–4999.
-    public static let closeCodeBase: UInt16 = 4000
+    /// The WebSocket close code of a `disconnect` is this plus the SDK code (`LineCloseCode`).
+    public static let closeCodeBase = LineCloseCode.base
 
     public var recipients: [LineParticipantID]
     public var action: Action

@@ -1,5 +1,6 @@
 import LiveAuth
 import LiveCore
+import LiveSignal
 
 /// What the registry learns about a create, join or renewToken before acting on it.
 public enum LineAdmission: Equatable, Sendable {
@@ -122,7 +123,7 @@ public struct LineGate: Sendable {
         guard let publisherQuery else {
             return .refused(code: .unauthorized, message: "nobody publishes \(stream): start its push before creating line \(liveId)")
         }
-        guard let given = LineRegistry.queryValue("lineKey", in: publisherQuery), LineRegistry.sameToken(given, lineKey) else {
+        guard let given = LineStreams.queryValue("lineKey", in: publisherQuery), LineRegistry.sameToken(given, lineKey) else {
             return .refused(code: .unauthorized, message: "\(stream) is published without this lineKey: only its publisher may create line \(liveId)")
         }
         return .open

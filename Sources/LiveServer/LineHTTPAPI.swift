@@ -1,5 +1,6 @@
 import LiveCore
 import LiveNet
+import LiveSignal
 
 /// The line's HTTP routes: the WebSocket `GET /line`, the living list `GET /api/live`
 /// (the seed's getLivingList shape) and `GET /api/live/{liveId}/members?page=N&size=S`

@@ -1,5 +1,6 @@
 import Foundation
 import LiveCore
+import LiveSignal
 
 /// Every co-host line of the server, keyed by live id, and the participants talking to
 /// them: routes each request to its room, answers wrong-state calls with the seed's code,
@@ -18,9 +19,6 @@ public struct LineRegistry: Sendable {
     /// Stream names with this prefix belong to the line's co-hosts: only the co-host
     /// given a pubId may publish it, with the `line=SECRET` query it was given.
     public static let pubIdPrefix = "line-"
-    /// A co-host's hear stream is its pubId with this suffix: what the hoster sends it to
-    /// hear (everyone but itself; see DESIGN.md). `.` is outside the pubId alphabet.
-    public static let hearSuffix = ".hear"
 
     private struct Participant: Sendable {
         let connectedAtMicros: UInt64
@@ -46,17 +44,9 @@ public struct LineRegistry: Sendable {
 
     /// `makeToken(n)`: n random bytes as URL-safe text (the default draws them from the
     /// system's generator); peerIds use 12 bytes, pubIds and secrets 16 and 24.
-    public init(limits: LineLimits = LineLimits(), makeToken: @escaping @Sendable (Int) -> String = LineRegistry.randomToken) {
+    public init(limits: LineLimits = LineLimits(), makeToken: @escaping @Sendable (Int) -> String = LineStreams.randomToken) {
         self.limits = limits
         self.makeToken = makeToken
-    }
-
-    /// `bytes` random bytes in unpadded base64url.
-    @Sendable public static func randomToken(_ bytes: Int) -> String {
-        var generator = SystemRandomNumberGenerator()
-        let data = Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
-        return data.base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 
     // MARK: participants
@@ -254,12 +244,12 @@ public struct LineRegistry: Sendable {
 
     /// Why a publish of `streamName` with `query` is refused, nil when it is allowed:
     /// names starting with `line-` are publishable only by their co-host, whose query
-    /// carries `line=SECRET`, and a co-host's hear stream (its pubId + `hearSuffix`) only
+    /// carries `line=SECRET`, and a co-host's hear stream (its pubId + `LineStreams.hearSuffix`) only
     /// by its line's hoster, with the `line=` secret the hoster was given for it; every
     /// other name is left to the relay's own rules.
     public func publishRefusal(streamName: String, query: String?) -> String? {
         guard streamName.hasPrefix(Self.pubIdPrefix) else { return nil }
-        let given = Self.queryValue("line", in: query)
+        let given = LineStreams.queryValue("line", in: query)
         if let (_, cohost) = hearStream(streamName) {
             guard let given, Self.sameToken(given, cohost.hearSecret) else {
                 return "\(streamName) may be published only by its line's hoster (with its line= secret)"
@@ -286,10 +276,10 @@ public struct LineRegistry: Sendable {
         if let (room, cohost) = hearStream(streamName) {
             let allowed = checksUsers
                 ? userId.map { !$0.isEmpty && room.member(userId: $0)?.participant == cohost.guest } ?? false
-                : Self.queryValue("line", in: query).map { Self.sameToken($0, cohost.secret) } ?? false
+                : LineStreams.queryValue("line", in: query).map { Self.sameToken($0, cohost.secret) } ?? false
             return allowed ? nil : "\(streamName) may be played only by its co-host"
         }
-        if streamName.hasSuffix(Self.hearSuffix) { return "\(streamName) is not the hear stream of a co-host on a line" }
+        if streamName.hasSuffix(LineStreams.hearSuffix) { return "\(streamName) is not the hear stream of a co-host on a line" }
         guard checksUsers else { return nil }
         guard let room = rooms.values.first(where: { $0.cohost(pubId: streamName) != nil }) else {
             return "\(streamName) is not the stream of a co-host on a line"
@@ -303,16 +293,9 @@ public struct LineRegistry: Sendable {
 
     /// The line and co-host whose hear stream `streamName` is (`line-XXX.hear`).
     private func hearStream(_ streamName: String) -> (LineRoom, LineRoom.Cohost)? {
-        guard streamName.hasSuffix(Self.hearSuffix) else { return nil }
-        let pubId = String(streamName.dropLast(Self.hearSuffix.count))
+        guard streamName.hasSuffix(LineStreams.hearSuffix) else { return nil }
+        let pubId = String(streamName.dropLast(LineStreams.hearSuffix.count))
         return rooms.values.lazy.compactMap { room in room.cohost(pubId: pubId).map { (room, $0) } }.first
-    }
-
-    /// The value of `name=` in a URL query ("a=1&lineKey=XYZ"), as it is (no percent-decoding:
-    /// the line's secrets are URL-safe); nil when absent.
-    public static func queryValue(_ name: String, in query: String?) -> String? {
-        let prefix = name + "="
-        return (query ?? "").split(separator: "&").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
     }
 
     // MARK: private
@@ -594,22 +577,6 @@ public struct LineRegistry: Sendable {
         guard x.count == y.count else { return false }
         return zip(x, y).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
-}
-
-/// One page of `GET /api/live/{liveId}/members?page=N`.
-public struct LineMemberPage: Codable, Equatable, Sendable {
-    public struct Member: Codable, Equatable, Sendable {
-        public var userId: String
-        public var userData: String
-        /// "hoster", "cohost" or "guest".
-        public var role: String
-    }
-
-    public var liveId: String
-    public var page: Int
-    public var pageSize: Int
-    public var total: Int
-    public var members: [Member]
 }
 
 /// A participant's request budget: a token bucket refilled at `perSecond` up to `burst`.

@@ -1,4 +1,5 @@
 import LiveCore
+import LiveSignal
 
 /// One co-host line, keyed by live id: its hoster, the guests who joined, pending
 /// applications and the co-hosts on the line. Pure state: every change returns the
@@ -28,7 +29,7 @@ struct LineRoom: Sendable {
         /// without tokens, a play of its hear stream).
         let secret: String
         /// Given only to the hoster: the relay admits a publish of the co-host's hear
-        /// stream (`pubId` + `LineRegistry.hearSuffix`, what the co-host hears) with it.
+        /// stream (`pubId` + `LineStreams.hearSuffix`, what the co-host hears) with it.
         let hearSecret: String
         let guest: LineParticipantID
         var audio = true

@@ -2,6 +2,8 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveNet
+import LiveSignal
+import Synchronization
 
 /// The co-host line of `liveline serve` (DESIGN.md §4): accepts the participants'
 /// WebSockets on `/line`, feeds their JSON requests to a `LineRegistry` and carries the
@@ -13,26 +15,28 @@ import LiveNet
 /// recipients; a recipient whose queue would hold more than `limits.maxQueuedBytes`, or
 /// whose socket refuses the frame, is closed and leaves its line (never silently skipped).
 ///
-/// Thread-safe: the registry is guarded by `lock`; each socket is touched only on its
-/// own loop (events reach it through `loop.execute`, submitted under the lock so every
-/// participant sees events in the registry's order). The relay is asked (`publisherQuery`)
-/// and told (`onCohostGone`) without holding `lock`.
-public final class LineService: @unchecked Sendable {
-    // @unchecked: `registry`, `sockets`, `connectionTokens`, `nextID`, `tickTimer`,
-    // `stopped` and the two relay hooks are touched only while holding `lock`.
+/// Thread-safe: the registry and the sockets' table are in one Mutex; each socket is
+/// touched only on its own loop (events reach it through `loop.execute`, submitted under
+/// the lock so every participant sees events in the registry's order). The relay is
+/// asked (`publisherQuery`) and told (`onCohostGone`) without holding the lock.
+public final class LineService: Sendable {
     public let limits: LineLimits
     public let gate: LineGate
     private let clock: @Sendable () -> UInt64
     private let unixClock: @Sendable () -> Int64
-    private let lock = NSLock()
-    private var registry: LineRegistry
-    private var sockets: [LineParticipantID: WebSocketConnection] = [:]
-    private var connectionTokens: [LineParticipantID: String] = [:]
-    private var nextID: UInt64 = 0
-    private var tickTimer: TimerHandle?
-    private var stopped = false
-    private var publisherLookup: (@Sendable (StreamKey) -> String?)?
-    private var cohostGone: (@Sendable (String) -> Void)?
+
+    private struct State {
+        var registry: LineRegistry
+        var sockets: [LineParticipantID: WebSocketConnection] = [:]
+        var connectionTokens: [LineParticipantID: String] = [:]
+        var nextID: UInt64 = 0
+        var tickTimer: TimerHandle?
+        var stopped = false
+        var publisherLookup: (@Sendable (StreamKey) -> String?)?
+        var cohostGone: (@Sendable (String) -> Void)?
+    }
+
+    private let state: Mutex<State>
 
     /// `verifier`: check tokens (nil: no tokens; creates are then checked against the
     /// relay's publishers, see `LineGate`). `clock`: monotonic µs, `unixClock`: unix
@@ -46,8 +50,9 @@ public final class LineService: @unchecked Sendable {
         gate = LineGate(verifier: verifier)
         self.clock = clock
         self.unixClock = unixClock
-        registry = LineRegistry(limits: limits)
+        var registry = LineRegistry(limits: limits)
         registry.requiresAdmission = verifier != nil
+        state = Mutex(State(registry: registry))
         scheduleTick(on: group.next(), every: tickInterval)
     }
 
@@ -56,16 +61,16 @@ public final class LineService: @unchecked Sendable {
     /// may create the line named like the stream. nil: no relay, so no create is allowed
     /// without tokens. Called on a participant's loop, without the line's lock held.
     public var publisherQuery: (@Sendable (StreamKey) -> String?)? {
-        get { lock.lock(); defer { lock.unlock() }; return publisherLookup }
-        set { lock.lock(); publisherLookup = newValue; lock.unlock() }
+        get { state.withLock { $0.publisherLookup } }
+        set { state.withLock { $0.publisherLookup = newValue } }
     }
 
     /// Called with a co-host's stream name (pubId) when the co-host hung up, left, was
     /// dropped or its line closed: the relay ends that stream's publisher. Any thread,
     /// without the line's lock held.
     public var onCohostGone: (@Sendable (_ pubId: String) -> Void)? {
-        get { lock.lock(); defer { lock.unlock() }; return cohostGone }
-        set { lock.lock(); cohostGone = newValue; lock.unlock() }
+        get { state.withLock { $0.cohostGone } }
+        set { state.withLock { $0.cohostGone = newValue } }
     }
 
     /// The route handler for `GET /line` (the WebSocket upgrade); `?token=` in its URL
@@ -100,50 +105,47 @@ public final class LineService: @unchecked Sendable {
     }
 
     /// Open line connections.
-    public var connectionCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return sockets.count
-    }
+    public var connectionCount: Int { state.withLock { $0.sockets.count } }
 
     /// Stops the timeout timer; sockets end with their loops.
     public func stop() {
-        lock.lock()
-        stopped = true
-        tickTimer?.cancel()
-        tickTimer = nil
-        lock.unlock()
+        state.withLock { state in
+            state.stopped = true
+            state.tickTimer?.cancel()
+            state.tickTimer = nil
+        }
     }
 
     // MARK: sockets (each callback on the socket's loop)
 
     private func open(_ socket: WebSocketConnection, token: String?) {
-        lock.lock()
-        nextID += 1
-        let id = LineParticipantID(nextID)
-        sockets[id] = socket
-        if let token { connectionTokens[id] = token }
-        registry.connect(id, nowMicros: clock())
-        lock.unlock()
+        let id = state.withLock { state in
+            state.nextID += 1
+            let id = LineParticipantID(state.nextID)
+            state.sockets[id] = socket
+            if let token { state.connectionTokens[id] = token }
+            state.registry.connect(id, nowMicros: clock())
+            return id
+        }
         socket.onMessage = { [weak self] _, message in
             guard let self else { return }
             switch message {
             case .text(let text):
                 self.receive(text, from: id)
             case .binary:
-                self.update { registry in
+                self.update { state in
                     let now = self.clock()
-                    return registry.refuse(LineRefusal(code: .invalidParams, message: "the line speaks JSON text messages"),
+                    return state.registry.refuse(LineRefusal(code: .invalidParams, message: "the line speaks JSON text messages"),
                                            from: id, nowMicros: now)
                 }
             case .ping, .pong:
-                self.update { $0.touch(id, nowMicros: self.clock()) }
+                self.update { $0.registry.touch(id, nowMicros: self.clock()) }
             case .close:
                 break
             }
         }
         socket.onClose = { [weak self] _, _, _ in
-            self?.update(removing: id) { $0.disconnect(id) }
+            self?.update(removing: id) { $0.registry.disconnect(id) }
         }
     }
 
@@ -151,7 +153,7 @@ public final class LineService: @unchecked Sendable {
         let request: LineRequest
         switch LineRequest.parse(text) {
         case .failure(let refusal):
-            update { $0.refuse(refusal, from: id, nowMicros: self.clock()) }
+            update { $0.registry.refuse(refusal, from: id, nowMicros: self.clock()) }
             return
         case .success(let parsed):
             request = parsed
@@ -162,10 +164,10 @@ public final class LineService: @unchecked Sendable {
             publisherQuery = self.publisherQuery?(stream)
         }
         let nowSeconds = unixClock()
-        update { registry in
+        update { state in
             let now = self.clock()
-            let token = self.connectionTokens[id]
-            return registry.handle(request, from: id, nowMicros: now) { request, context in
+            let token = state.connectionTokens[id]
+            return state.registry.handle(request, from: id, nowMicros: now) { request, context in
                 self.gate.admit(request, context, connectionToken: token, publisherQuery: publisherQuery,
                                 nowSeconds: nowSeconds, nowMicros: now)
             }
@@ -174,21 +176,22 @@ public final class LineService: @unchecked Sendable {
 
     /// Runs `change` on the registry and carries out its deliveries, all under the lock;
     /// then tells the relay which co-host streams ended.
-    private func update(removing gone: LineParticipantID? = nil, _ change: (inout LineRegistry) -> [LineDelivery]) {
-        lock.lock()
-        if let gone {
-            sockets[gone] = nil
-            connectionTokens[gone] = nil
+    private func update(removing gone: LineParticipantID? = nil, _ change: (inout State) -> [LineDelivery]) {
+        let (endedStreams, unreached, tell) = state.withLock { state in
+            if let gone {
+                state.sockets[gone] = nil
+                state.connectionTokens[gone] = nil
+            }
+            let deliveries = change(&state)
+            let (endedStreams, unreached) = deliver(deliveries, sockets: state.sockets)
+            return (endedStreams, unreached, state.cohostGone)
         }
-        let (endedStreams, unreached) = deliver(change(&registry))
-        let tell = cohostGone
-        lock.unlock()
         if let tell { endedStreams.forEach(tell) }
         for (id, socket) in unreached {
             // Its loop took no more work, so it missed events: gone, like a member that
             // does not read them (one close per member, so it may pass a full queue).
             Log.warning("line \(id): its event loop is \(socket.loop.refusalReason); closing it")
-            update(removing: id) { $0.disconnect(id, reason: "tooSlow") }
+            update(removing: id) { $0.registry.disconnect(id, reason: "tooSlow") }
             socket.loop.executeCoalesced { socket.connection.abort(.loopBusy) }
         }
     }
@@ -202,7 +205,8 @@ public final class LineService: @unchecked Sendable {
     /// Encodes each event once and hands every socket its items in order, one task per
     /// loop. Returns the pubIds of ended co-host streams and the members whose loop
     /// refused the task. Under the lock.
-    private func deliver(_ deliveries: [LineDelivery]) -> (endedStreams: [String], unreached: [(LineParticipantID, WebSocketConnection)]) {
+    private func deliver(_ deliveries: [LineDelivery], sockets: [LineParticipantID: WebSocketConnection])
+        -> (endedStreams: [String], unreached: [(LineParticipantID, WebSocketConnection)]) {
         var queues: [LineParticipantID: [Outgoing]] = [:]
         var order: [LineParticipantID] = []
         var endedStreams: [String] = []
@@ -252,7 +256,7 @@ public final class LineService: @unchecked Sendable {
                 guard connection.queuedBytes + bytes.count <= maxQueued, connection.write(bytes) else {
                     // A participant that does not read its events is gone, not skipped.
                     Log.warning("line \(id): \(connection.queuedBytes) bytes of events unread; closing it")
-                    update(removing: id) { $0.disconnect(id, reason: "tooSlow") }
+                    update(removing: id) { $0.registry.disconnect(id, reason: "tooSlow") }
                     connection.abort(.timedOut("reading the line's events"))
                     return
                 }
@@ -264,19 +268,17 @@ public final class LineService: @unchecked Sendable {
     }
 
     private func locked<Result>(_ body: (LineRegistry) -> Result) -> Result {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(registry)
+        state.withLock { body($0.registry) }
     }
 
     private func scheduleTick(on loop: EventLoop, every interval: Duration) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !stopped else { return }
-        tickTimer = loop.schedule(after: interval) { [weak self] in
-            guard let self else { return }
-            self.update { $0.tick(nowMicros: self.clock()) }
-            self.scheduleTick(on: loop, every: interval)
+        state.withLock { state in
+            guard !state.stopped else { return }
+            state.tickTimer = loop.schedule(after: interval) { [weak self] in
+                guard let self else { return }
+                self.update { $0.registry.tick(nowMicros: self.clock()) }
+                self.scheduleTick(on: loop, every: interval)
+            }
         }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveAuth
+import Synchronization
 
 /// A rule the relay asks before accepting a publish, on top of its one-publisher-per-name
 /// rule (and, with auth on, the token check): given the stream and the publish URL's
@@ -53,23 +54,12 @@ public final class PlayAuthorizer: Sendable {
 }
 
 /// One replaceable rule, read and swapped under a lock.
-private final class RuleSlot<Rule>: @unchecked Sendable {
-    // @unchecked: `rule` is touched only while holding `lock`; the rules stored are
-    // @Sendable closures.
-    private let lock = NSLock()
-    private var rule: Rule?
+private final class RuleSlot<Rule: Sendable>: Sendable {
+    private let rule: Mutex<Rule?>
 
-    init(_ rule: Rule?) { self.rule = rule }
+    init(_ rule: Rule?) { self.rule = Mutex(rule) }
 
-    func install(_ rule: Rule?) {
-        lock.lock()
-        self.rule = rule
-        lock.unlock()
-    }
+    func install(_ rule: Rule?) { self.rule.withLock { $0 = rule } }
 
-    var current: Rule? {
-        lock.lock()
-        defer { lock.unlock() }
-        return rule
-    }
+    var current: Rule? { rule.withLock { $0 } }
 }

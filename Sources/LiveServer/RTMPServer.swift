@@ -2,6 +2,7 @@ import LiveAuth
 import LiveCore
 import LiveNet
 import LiveRTMP
+import LiveSignal
 import Synchronization
 
 /// The RTMP side of the relay (DESIGN.md §3): accepts publishers and players on LiveNet

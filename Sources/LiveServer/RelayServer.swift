@@ -2,6 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveNet
+import LiveSignal
 
 /// `liveline serve`: the RTMP relay and its HTTP API on their own ports, sharing one
 /// group of event loops (one per core unless told).
@@ -95,7 +96,7 @@ public final class RelayServer: Sendable {
             // A co-host's stream lives in the app its co-host chose: end it in every app.
             line.onCohostGone = { [weak rtmp] pubId in
                 guard let rtmp else { return }
-                for stream in rtmp.streams() where stream.name == pubId || stream.name == pubId + LineRegistry.hearSuffix {
+                for stream in rtmp.streams() where stream.name == pubId || stream.name == pubId + LineStreams.hearSuffix {
                     rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
                 }
             }

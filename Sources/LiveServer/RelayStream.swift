@@ -43,10 +43,8 @@ protocol RelayPlayer: AnyObject, Sendable {
 /// joins mid-stream starts at the cached keyframe's timestamp, which players accept
 /// (ffmpeg, Flash and LiveLine's guest take the first timestamp as their origin).
 ///
-/// Thread-safe: mutable state is guarded by `lock`.
-final class RelayStream: @unchecked Sendable {
-    // @unchecked: every `var` below is touched only while holding `lock`.
-
+/// Thread-safe: what changes is in one Mutex.
+final class RelayStream: Sendable {
     /// The result of asking to publish.
     enum Claim {
         case accepted(replaced: RelayPublisher?)
@@ -104,60 +102,108 @@ final class RelayStream: @unchecked Sendable {
     static let maxPendingMessages = 1024
     let droppedFrames = Atomic<UInt64>(0)
 
-    private let lock = NSLock()
-    private var publisher: PublisherSlot?
-    private var groups: [PlayerGroup] = []
-    private var playerCount = 0
-    private var gop: GOPCache
-    /// Bytes of `gop` charged to `gopLimits.sharedBudget`.
-    private var gopCharged = 0
-    private var scratch: [UInt8] = []
-    /// Messages relayed so far (numbers pending messages against joins).
-    private var sequence: UInt64 = 0
-    // Timeline.
-    private var offset: UInt32 = 0
-    private var newestTimestamp: UInt32?
-    private var rebaseNext = false
-    // Statistics.
-    private var metadata: RTMPStreamMetadata?
-    private var codecID: UInt8?
-    private var frames: UInt64 = 0
-    private var windowStartMicros: UInt64 = 0
-    private var windowBytes = 0
-    private var windowAudioBytes = 0
-    private var windowFrames = 0
-    private var measuredBitrate = 0
-    private var measuredAudioBitrate = 0
-    /// The first byte of the newest audio message (FLV AUDIODATA's format, rate and
-    /// channel bits), nil before any audio; and the newest AAC sequence header.
-    private var audioTagByte: UInt8?
-    private var aacHeader: [UInt8]?
-    private var measuredFPS = 0.0
+    /// Everything that changes, behind one lock: the publisher's loop relays while players
+    /// join and leave on theirs and the HTTP API reads the figures.
+    private struct State {
+        var publisher: PublisherSlot?
+        var groups: [PlayerGroup] = []
+        var playerCount = 0
+        var gop: GOPCache
+        /// Bytes of `gop` charged to `gopLimits.sharedBudget`.
+        var gopCharged = 0
+        var scratch: [UInt8] = []
+        /// Messages relayed so far (numbers pending messages against joins).
+        var sequence: UInt64 = 0
+        // Timeline.
+        var offset: UInt32 = 0
+        var newestTimestamp: UInt32?
+        var rebaseNext = false
+        // Statistics.
+        var metadata: RTMPStreamMetadata?
+        var codecID: UInt8?
+        var frames: UInt64 = 0
+        var windowStartMicros: UInt64 = 0
+        var windowBytes = 0
+        var windowAudioBytes = 0
+        var windowFrames = 0
+        var measuredBitrate = 0
+        var measuredAudioBitrate = 0
+        /// The first byte of the newest audio message (FLV AUDIODATA's format, rate and
+        /// channel bits), nil before any audio; and the newest AAC sequence header.
+        var audioTagByte: UInt8?
+        var aacHeader: [UInt8]?
+        var measuredFPS = 0.0
+
+        init(gop: GOPCache) { self.gop = gop }
+
+        /// Brings the server-wide GOP budget in line with what the cache holds (a reset by a
+        /// new publisher is given back here at its first message); when the budget is spent,
+        /// this stream's GOP is dropped to the headers and the refusal counted.
+        mutating func chargeGOP() {
+            guard let budget = gop.limits.sharedBudget else { return }
+            let held = gop.byteCount
+            if held < gopCharged {
+                budget.refund(gopCharged - held)
+            } else if held > gopCharged, !budget.charge(held - gopCharged) {
+                gop.dropToHeaders()
+                budget.refund(gopCharged)
+                gopCharged = 0
+                return
+            }
+            gopCharged = held
+        }
+
+        mutating func account(_ message: RelayMessage, nowMicros: UInt64) {
+            switch message.kind {
+            case .metadata:
+                if case .data(let data)? = try? RTMPMessage(decoding: message.raw) { metadata = data.metadata }
+            case .videoHeader, .keyframe, .interframe:
+                codecID = message.raw.payload.first.map { $0 & 0x0F }
+            case .audioHeader, .audio:
+                guard let first = message.raw.payload.first else { break }
+                audioTagByte = first
+                windowAudioBytes += message.payloadCount
+                // A header may be as large as any message: keep only what the format reader reads.
+                if message.kind == .audioHeader { aacHeader = Array(message.raw.payload.prefix(2 + StreamAudioFormat.maxConfigBytes)) }
+            }
+            if message.kind.isVideoFrame {
+                frames += 1
+                windowFrames += 1
+            }
+            windowBytes += message.payloadCount
+            let elapsed = nowMicros &- windowStartMicros
+            if elapsed >= 1_000_000 {
+                measuredBitrate = Int(Double(windowBytes) * 8 * 1_000_000 / Double(elapsed))
+                measuredAudioBitrate = Int(Double(windowAudioBytes) * 8 * 1_000_000 / Double(elapsed))
+                measuredFPS = Double(windowFrames) * 1_000_000 / Double(elapsed)
+                windowStartMicros = nowMicros
+                windowBytes = 0
+                windowAudioBytes = 0
+                windowFrames = 0
+            }
+        }
+    }
+
+    private let state: Mutex<State>
 
     init(key: StreamKey, chunkSize: Int, gopLimits: GOPCache.Limits, maxMergeMicros: UInt64 = 100_000) {
         self.key = key
         self.chunkSize = chunkSize
         self.maxMergeMicros = maxMergeMicros
-        gop = GOPCache(limits: gopLimits)
+        state = Mutex(State(gop: GOPCache(limits: gopLimits)))
     }
 
     deinit {
-        gop.limits.sharedBudget?.refund(gopCharged)
-    }
-
-    private func locked<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
+        state.withLock { $0.gop.limits.sharedBudget?.refund($0.gopCharged) }
     }
 
     /// No publisher and no players: the registry may forget the stream.
-    var isEmpty: Bool { locked { publisher == nil && playerCount == 0 } }
+    var isEmpty: Bool { state.withLock { s in s.publisher == nil && s.playerCount == 0 } }
 
-    var hasPublisher: Bool { locked { publisher != nil } }
+    var hasPublisher: Bool { state.withLock { s in s.publisher != nil } }
 
     /// The live publisher and the query it published with, nil without one.
-    var livePublisher: (publisher: RelayPublisher, query: String?)? { locked { publisher.map { ($0.publisher, $0.query) } } }
+    var livePublisher: (publisher: RelayPublisher, query: String?)? { state.withLock { s in s.publisher.map { ($0.publisher, $0.query) } } }
 
     // MARK: publishing
 
@@ -179,31 +225,31 @@ final class RelayStream: @unchecked Sendable {
 
     func claim(_ candidate: RelayPublisher, address: String, query: String? = nil, authorized: Bool, nowMicros: UInt64,
                quietMicros: UInt64) -> Claim {
-        locked {
+        state.withLock { s in
             var replaced: RelayPublisher?
-            if let live = publisher {
+            if let live = s.publisher {
                 guard live.publisher !== candidate,
                       Self.allowsTakeover(authorized: authorized, liveLastActivityMicros: live.lastActivityMicros,
                                           nowMicros: nowMicros, quietMicros: quietMicros)
                 else { return .refused(holder: live.address) }
                 replaced = live.publisher
             }
-            if newestTimestamp != nil { rebaseNext = true }
-            gop.reset()
-            metadata = nil
-            codecID = nil
-            audioTagByte = nil
-            aacHeader = nil
-            frames = 0
-            windowStartMicros = nowMicros
-            windowBytes = 0
-            windowAudioBytes = 0
-            windowFrames = 0
-            measuredBitrate = 0
-            measuredAudioBitrate = 0
-            measuredFPS = 0
-            publisher = PublisherSlot(publisher: candidate, address: address, query: query,
-                                      lastActivityMicros: nowMicros, startedMicros: nowMicros)
+            if s.newestTimestamp != nil { s.rebaseNext = true }
+            s.gop.reset()
+            s.metadata = nil
+            s.codecID = nil
+            s.audioTagByte = nil
+            s.aacHeader = nil
+            s.frames = 0
+            s.windowStartMicros = nowMicros
+            s.windowBytes = 0
+            s.windowAudioBytes = 0
+            s.windowFrames = 0
+            s.measuredBitrate = 0
+            s.measuredAudioBitrate = 0
+            s.measuredFPS = 0
+            s.publisher = PublisherSlot(publisher: candidate, address: address, query: query,
+                                        lastActivityMicros: nowMicros, startedMicros: nowMicros)
             return .accepted(replaced: replaced)
         }
     }
@@ -212,15 +258,15 @@ final class RelayStream: @unchecked Sendable {
     /// publisher unpublished on purpose, so players get UnpublishNotify; a connection
     /// that merely dropped leaves players waiting for the publisher's return.
     func endPublishing(_ source: RelayPublisher, notifyPlayers: Bool) {
-        let snapshot: [PlayerGroup]? = locked {
-            guard let live = publisher, live.publisher === source else { return nil }
-            publisher = nil
-            gop.reset()
-            chargeGOP()
-            measuredBitrate = 0
-            measuredAudioBitrate = 0
-            measuredFPS = 0
-            return groups
+        let snapshot: [PlayerGroup]? = state.withLock { s in
+            guard let live = s.publisher, live.publisher === source else { return nil }
+            s.publisher = nil
+            s.gop.reset()
+            s.chargeGOP()
+            s.measuredBitrate = 0
+            s.measuredAudioBitrate = 0
+            s.measuredFPS = 0
+            return s.groups
         }
         guard notifyPlayers, let snapshot else { return }
         for group in snapshot {
@@ -242,44 +288,44 @@ final class RelayStream: @unchecked Sendable {
     func relay(_ raw: RTMPRawMessage, kind: RelayMessage.Kind, from source: RelayPublisher, nowMicros: UInt64) throws {
         var message: RelayMessage?
         var arm: [(loop: EventLoop, micros: UInt64)] = []
-        let snapshot: [PlayerGroup] = try locked {
-            guard var live = publisher, live.publisher === source else { return [] }
+        let snapshot: [PlayerGroup] = try state.withLock { s in
+            guard var live = s.publisher, live.publisher === source else { return [] }
             live.lastActivityMicros = nowMicros
-            publisher = live
+            s.publisher = live
             var rebased = raw
-            if rebaseNext {
-                rebaseNext = false
-                offset = (newestTimestamp ?? 0) &+ 10 &- raw.timestamp
+            if s.rebaseNext {
+                s.rebaseNext = false
+                s.offset = (s.newestTimestamp ?? 0) &+ 10 &- raw.timestamp
             }
-            rebased.timestamp = raw.timestamp &+ offset
-            if let newest = newestTimestamp {
-                if Int32(bitPattern: rebased.timestamp &- newest) > 0 { newestTimestamp = rebased.timestamp }
+            rebased.timestamp = raw.timestamp &+ s.offset
+            if let newest = s.newestTimestamp {
+                if Int32(bitPattern: rebased.timestamp &- newest) > 0 { s.newestTimestamp = rebased.timestamp }
             } else {
-                newestTimestamp = rebased.timestamp
+                s.newestTimestamp = rebased.timestamp
             }
-            let made = try RelayMessage(kind: kind, raw: rebased, chunkSize: chunkSize, scratch: &scratch)
+            let made = try RelayMessage(kind: kind, raw: rebased, chunkSize: chunkSize, scratch: &s.scratch)
             message = made
-            sequence += 1
-            gop.add(made)
-            chargeGOP()
-            account(made, nowMicros: nowMicros)
+            s.sequence += 1
+            s.gop.add(made)
+            s.chargeGOP()
+            s.account(made, nowMicros: nowMicros)
             var direct: [PlayerGroup] = []
-            for index in groups.indices {
-                let wait = min(maxMergeMicros, Self.mergeMicrosPerPlayer * UInt64(groups[index].slots.count))
+            for index in s.groups.indices {
+                let wait = min(maxMergeMicros, Self.mergeMicrosPerPlayer * UInt64(s.groups[index].slots.count))
                 // Once messages wait, later ones queue behind them whatever the count.
-                guard wait >= 1000 || !groups[index].pending.isEmpty || groups[index].loop !== source.loop else {
-                    direct.append(groups[index])
+                guard wait >= 1000 || !s.groups[index].pending.isEmpty || s.groups[index].loop !== source.loop else {
+                    direct.append(s.groups[index])
                     continue
                 }
-                if groups[index].pending.count >= Self.maxPendingMessages {
-                    groups[index].pending.removeAll()
-                    groups[index].lost = true
+                if s.groups[index].pending.count >= Self.maxPendingMessages {
+                    s.groups[index].pending.removeAll()
+                    s.groups[index].lost = true
                 }
-                if groups[index].pending.isEmpty { groups[index].firstPending = sequence }
-                groups[index].pending.append(made)
-                if !groups[index].flushArmed {
-                    groups[index].flushArmed = true
-                    arm.append((groups[index].loop, wait >= 1000 ? wait : 0))
+                if s.groups[index].pending.isEmpty { s.groups[index].firstPending = s.sequence }
+                s.groups[index].pending.append(made)
+                if !s.groups[index].flushArmed {
+                    s.groups[index].flushArmed = true
+                    arm.append((s.groups[index].loop, wait >= 1000 ? wait : 0))
                 }
             }
             return direct
@@ -308,20 +354,20 @@ final class RelayStream: @unchecked Sendable {
             }
         }
         guard !armed else { return }
-        locked {
-            guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return }
-            groups[index].pending.removeAll()
-            groups[index].flushArmed = false
+        state.withLock { s in
+            guard let index = s.groups.firstIndex(where: { $0.loop === loop }) else { return }
+            s.groups[index].pending.removeAll()
+            s.groups[index].flushArmed = false
         }
     }
 
     /// Marks `loop`'s players as having lost messages; its next flush tells them.
     private func markLost(on loop: EventLoop) {
-        let arm: Bool = locked {
-            guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return false }
-            groups[index].lost = true
-            guard !groups[index].flushArmed else { return false }
-            groups[index].flushArmed = true
+        let arm: Bool = state.withLock { s in
+            guard let index = s.groups.firstIndex(where: { $0.loop === loop }) else { return false }
+            s.groups[index].lost = true
+            guard !s.groups[index].flushArmed else { return false }
+            s.groups[index].flushArmed = true
             return true
         }
         if arm { armFlush(on: loop, afterMicros: 0) }
@@ -330,14 +376,14 @@ final class RelayStream: @unchecked Sendable {
     /// Delivers the messages waiting on `loop`'s players, in order, each player only
     /// those its join replay did not already hold. Called on `loop`.
     private func flushGroup(on loop: EventLoop) {
-        let taken: (slots: [PlayerSlot], pending: [RelayMessage], first: UInt64, lost: Bool)? = locked {
-            guard let index = groups.firstIndex(where: { $0.loop === loop }) else { return nil }
-            let pending = groups[index].pending
-            let lost = groups[index].lost
-            groups[index].pending.removeAll(keepingCapacity: true)
-            groups[index].flushArmed = false
-            groups[index].lost = false
-            return (groups[index].slots, pending, groups[index].firstPending, lost)
+        let taken: (slots: [PlayerSlot], pending: [RelayMessage], first: UInt64, lost: Bool)? = state.withLock { s in
+            guard let index = s.groups.firstIndex(where: { $0.loop === loop }) else { return nil }
+            let pending = s.groups[index].pending
+            let lost = s.groups[index].lost
+            s.groups[index].pending.removeAll(keepingCapacity: true)
+            s.groups[index].flushArmed = false
+            s.groups[index].lost = false
+            return (s.groups[index].slots, pending, s.groups[index].firstPending, lost)
         }
         guard let taken else { return }
         if taken.lost {
@@ -351,116 +397,69 @@ final class RelayStream: @unchecked Sendable {
         }
     }
 
-    /// Brings the server-wide GOP budget in line with what the cache holds (a reset by a
-    /// new publisher is given back here at its first message); when the budget is spent,
-    /// this stream's GOP is dropped to the headers and the refusal counted. Under `lock`.
-    private func chargeGOP() {
-        guard let budget = gop.limits.sharedBudget else { return }
-        let held = gop.byteCount
-        if held < gopCharged {
-            budget.refund(gopCharged - held)
-        } else if held > gopCharged, !budget.charge(held - gopCharged) {
-            gop.dropToHeaders()
-            budget.refund(gopCharged)
-            gopCharged = 0
-            return
-        }
-        gopCharged = held
-    }
-
-    private func account(_ message: RelayMessage, nowMicros: UInt64) {
-        switch message.kind {
-        case .metadata:
-            if case .data(let data)? = try? RTMPMessage(decoding: message.raw) { metadata = data.metadata }
-        case .videoHeader, .keyframe, .interframe:
-            codecID = message.raw.payload.first.map { $0 & 0x0F }
-        case .audioHeader, .audio:
-            guard let first = message.raw.payload.first else { break }
-            audioTagByte = first
-            windowAudioBytes += message.payloadCount
-            // A header may be as large as any message: keep only what the format reader reads.
-            if message.kind == .audioHeader { aacHeader = Array(message.raw.payload.prefix(2 + StreamAudioFormat.maxConfigBytes)) }
-        }
-        if message.kind.isVideoFrame {
-            frames += 1
-            windowFrames += 1
-        }
-        windowBytes += message.payloadCount
-        let elapsed = nowMicros &- windowStartMicros
-        if elapsed >= 1_000_000 {
-            measuredBitrate = Int(Double(windowBytes) * 8 * 1_000_000 / Double(elapsed))
-            measuredAudioBitrate = Int(Double(windowAudioBytes) * 8 * 1_000_000 / Double(elapsed))
-            measuredFPS = Double(windowFrames) * 1_000_000 / Double(elapsed)
-            windowStartMicros = nowMicros
-            windowBytes = 0
-            windowAudioBytes = 0
-            windowFrames = 0
-        }
-    }
-
     // MARK: playing
 
     /// Adds a player; returns what it must be sent first (headers and the current GOP)
     /// and whether that starts at a keyframe. Called on the player's loop.
     func addPlayer(_ player: RelayPlayer, address: String, counters: PlayerCounters) -> (replay: [RelayMessage], startsAtKeyframe: Bool) {
-        locked {
-            let slot = PlayerSlot(player: player, address: address, counters: counters, joinedAfter: sequence)
-            if let index = groups.firstIndex(where: { $0.loop === player.loop }) {
-                groups[index].slots.append(slot)
+        state.withLock { s in
+            let slot = PlayerSlot(player: player, address: address, counters: counters, joinedAfter: s.sequence)
+            if let index = s.groups.firstIndex(where: { $0.loop === player.loop }) {
+                s.groups[index].slots.append(slot)
             } else {
-                groups.append(PlayerGroup(loop: player.loop, slots: [slot]))
+                s.groups.append(PlayerGroup(loop: player.loop, slots: [slot]))
             }
-            playerCount += 1
-            return (gop.replay, gop.hasKeyframe)
+            s.playerCount += 1
+            return (s.gop.replay, s.gop.hasKeyframe)
         }
     }
 
     func removePlayer(_ player: RelayPlayer) {
-        locked {
-            guard let index = groups.firstIndex(where: { $0.loop === player.loop }),
-                  let at = groups[index].slots.firstIndex(where: { $0.player === player }) else { return }
-            groups[index].slots.remove(at: at)
-            playerCount -= 1
-            if groups[index].slots.isEmpty { groups.remove(at: index) }
+        state.withLock { s in
+            guard let index = s.groups.firstIndex(where: { $0.loop === player.loop }),
+                  let at = s.groups[index].slots.firstIndex(where: { $0.player === player }) else { return }
+            s.groups[index].slots.remove(at: at)
+            s.playerCount -= 1
+            if s.groups[index].slots.isEmpty { s.groups.remove(at: index) }
         }
     }
 
     /// The current metadata and sequence headers (a player that missed one while it
     /// was behind gets them again before its next keyframe).
-    var headers: [RelayMessage] { locked { gop.headers } }
+    var headers: [RelayMessage] { state.withLock { s in s.gop.headers } }
 
     // MARK: statistics
 
     func stats(nowMicros: UInt64) -> StreamStats {
-        locked {
+        state.withLock { s in
             // A stream that stopped sending has no rate, whatever the last window said.
-            let fresh = nowMicros &- windowStartMicros < 2_000_000
-            let players = groups.flatMap(\.slots).map { slot in
+            let fresh = nowMicros &- s.windowStartMicros < 2_000_000
+            let players = s.groups.flatMap(\.slots).map { slot in
                 StreamStats.Player(address: slot.address,
                                    droppedFrames: slot.counters.droppedFrames.load(ordering: .relaxed),
                                    bytesOut: slot.counters.bytesOut.load(ordering: .relaxed),
                                    queuedBytes: slot.counters.queuedBytes.load(ordering: .relaxed),
                                    peakQueuedBytes: slot.counters.peakQueuedBytes.load(ordering: .relaxed))
             }
-            let codec: String? = codecID.map { $0 == FLVVideoTag.CodecID.avc ? "h264" : "codec \($0)" }
-            let audio = audioTagByte.map { StreamAudioFormat(tagByte: $0, aacHeader: aacHeader) }
-            let live = publisher != nil && fresh
+            let codec: String? = s.codecID.map { $0 == FLVVideoTag.CodecID.avc ? "h264" : "codec \($0)" }
+            let audio = s.audioTagByte.map { StreamAudioFormat(tagByte: $0, aacHeader: s.aacHeader) }
+            let live = s.publisher != nil && fresh
             return StreamStats(
-                app: key.app, name: key.name, publisher: publisher?.address, codec: codec,
-                width: metadata?.width.flatMap { Int(exactly: $0.rounded()) },
-                height: metadata?.height.flatMap { Int(exactly: $0.rounded()) },
-                fps: live ? (measuredFPS * 100).rounded() / 100 : 0,
-                bitrate: live ? measuredBitrate : 0,
+                app: key.app, name: key.name, publisher: s.publisher?.address, codec: codec,
+                width: s.metadata?.width.flatMap { Int(exactly: $0.rounded()) },
+                height: s.metadata?.height.flatMap { Int(exactly: $0.rounded()) },
+                fps: live ? (s.measuredFPS * 100).rounded() / 100 : 0,
+                bitrate: live ? s.measuredBitrate : 0,
                 audioCodec: audio?.codec, audioSampleRate: audio?.sampleRate, audioChannels: audio?.channels,
-                audioBitrate: audio.map { _ in live ? measuredAudioBitrate : 0 },
-                players: playerCount,
+                audioBitrate: audio.map { _ in live ? s.measuredAudioBitrate : 0 },
+                players: s.playerCount,
                 droppedFrames: droppedFrames.load(ordering: .relaxed),
-                frames: frames,
-                publishedSeconds: publisher.map { Double(nowMicros &- $0.startedMicros) / 1_000_000 },
-                cachedBytes: gop.byteCount,
+                frames: s.frames,
+                publishedSeconds: s.publisher.map { Double(nowMicros &- $0.startedMicros) / 1_000_000 },
+                cachedBytes: s.gop.byteCount,
                 playerDetails: players)
         }
     }
 
-    var playersNow: Int { locked { playerCount } }
+    var playersNow: Int { state.withLock { s in s.playerCount } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveCore
+import Synchronization
 import Testing
 @testable import LiveFilter
 
@@ -8,7 +9,8 @@ import Testing
     final class Paint: VideoFilter {
         let name: String
         let value: UInt8
-        var runs = 0
+        private let runCount = Atomic<Int>(0)
+        var runs: Int { runCount.load(ordering: .relaxed) }
 
         init(_ name: String, value: UInt8) {
             self.name = name
@@ -16,7 +18,7 @@ import Testing
         }
 
         func process(_ frame: VideoFrame) -> VideoFrame {
-            runs += 1
+            runCount.add(1, ordering: .relaxed)
             for y in 0..<frame.height { (frame.y + y * frame.stride(0)).update(repeating: value, count: frame.width) }
             return frame
         }
@@ -135,5 +137,6 @@ import Testing
 }
 
 final class FrameHookFilterCount: @unchecked Sendable {
+    // @unchecked: counted by the hook on the thread that runs the chain, the test's own.
     var value = 0
 }

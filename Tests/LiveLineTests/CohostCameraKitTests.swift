@@ -1,3 +1,4 @@
+import LiveSignal
 import Foundation
 import LiveCore
 import LiveLine

@@ -2,6 +2,7 @@ import Foundation
 import LiveCore
 import LiveRTMP
 import LiveServer
+import LiveSignal
 import LiveTestSupport
 import Testing
 @testable import LiveLine

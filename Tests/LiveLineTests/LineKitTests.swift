@@ -5,6 +5,7 @@ import LiveLine
 import LiveMix
 import LiveRTMP
 import LiveServer
+import LiveSignal
 import Testing
 
 /// Every line event a kit reported, in order.
@@ -141,7 +142,7 @@ struct LineKitTests {
     @Test("hosterPushURL adds one fresh lineKey and keeps the query; the kit's create without it is refused (104) on a server without tokens")
     func hosterPushURL() throws {
         let url = LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://h/live/room?x=1"))
-        let key = try #require(LineRegistry.queryValue("lineKey", in: url.query))
+        let key = try #require(LineStreams.queryValue("lineKey", in: url.query))
         #expect(key.count == 32 && url.query == "x=1&lineKey=\(key)")
         #expect(LineServer.hosterPushURL(url) == url)
         #expect(LineServer.hosterPushURL(try RTMPURL(parsing: "rtmp://h/live/room")).query?.hasPrefix("lineKey=") == true)

@@ -3,7 +3,7 @@ import Testing
 @testable import LiveNet
 
 /// Echoes bytes after taking over an upgraded connection.
-final class UpgradedEcho: TCPConnectionHandler, @unchecked Sendable {
+final class UpgradedEcho: TCPConnectionHandler, Sendable {
     func onRead(_ connection: TCPConnection, _ bytes: UnsafeRawBufferPointer) {
         connection.write(SharedBytes(bytes))
     }

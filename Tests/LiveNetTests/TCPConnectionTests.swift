@@ -6,7 +6,7 @@ import Testing
 
 /// Echoes what it reads; pauses reading while its own write queue is full, so nothing
 /// is refused and nothing grows.
-final class EchoHandler: TCPConnectionHandler, @unchecked Sendable {
+final class EchoHandler: TCPConnectionHandler, Sendable {
     let closes: Locked<[NetError?]>
 
     init(closes: Locked<[NetError?]> = Locked([])) { self.closes = closes }
@@ -27,6 +27,7 @@ final class EchoHandler: TCPConnectionHandler, @unchecked Sendable {
 /// Sends `total` bytes of a pseudo-random pattern as zero-copy ranges of one shared
 /// buffer, and checks every echoed byte against the pattern.
 final class PatternClient: TCPConnectionHandler, @unchecked Sendable {
+    // @unchecked: the counters are touched only on the connection's loop; the test reads them after `done`.
     static let period = 1_000_003  // prime, so no power-of-two chunking lines up with it
     static let chunk = 64 * 1024
     static let pattern: SharedBytes = {
@@ -92,6 +93,7 @@ final class PatternClient: TCPConnectionHandler, @unchecked Sendable {
 /// does not read, until the queue has stayed full for 50 ticks in a row; records what
 /// the queue did.
 final class FloodingHandler: TCPConnectionHandler, @unchecked Sendable {
+    // @unchecked: `timer`, `fullTicks` and `flooding` are touched only on the connection's loop.
     let chunk: SharedBytes
     let stalled = Signal()
     let resumed = Signal()
@@ -145,7 +147,7 @@ final class FloodingHandler: TCPConnectionHandler, @unchecked Sendable {
 }
 
 /// Counts what arrives and signals once `total` bytes are in.
-final class CountingSink: TCPConnectionHandler, @unchecked Sendable {
+final class CountingSink: TCPConnectionHandler, Sendable {
     let received: Locked<Int>
     let total: Int
     let done: Signal
@@ -164,7 +166,7 @@ final class CountingSink: TCPConnectionHandler, @unchecked Sendable {
 }
 
 /// Says hello to every accepted connection and records how each one closed.
-final class GreetingHandler: TCPConnectionHandler, @unchecked Sendable {
+final class GreetingHandler: TCPConnectionHandler, Sendable {
     let closes: Locked<[NetError?]>
 
     init(closes: Locked<[NetError?]>) { self.closes = closes }

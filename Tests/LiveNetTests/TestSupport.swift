@@ -32,7 +32,8 @@ struct TestSocketError: Error, CustomStringConvertible {
 
 /// A plain blocking socket, written without LiveNet so the tests check LiveNet against
 /// an independent peer.
-final class RawSocketClient {
+// @unchecked: used by one thread at a time (a test may hand it to a reader thread and stop touching it).
+final class RawSocketClient: @unchecked Sendable {
     let fd: Int32
     private var buffered: [UInt8] = []
 

@@ -1,3 +1,4 @@
+import LiveCore
 import Testing
 @testable import LiveRTMP
 
@@ -64,7 +65,7 @@ struct RTMPHandshakeTests {
         let sum = Int(c1[8]) + Int(c1[9]) + Int(c1[10]) + Int(c1[11])
         let position = sum % 728 + 12
         let key = Array("Genuine Adobe Flash Player 001".utf8)
-        let digest = HMACSHA256().mac(key: key, c1[0..<position], c1[(position + 32)...])
+        let digest = HMACSHA256.mac(key: key, c1[0..<position], c1[(position + 32)...])
         c1.replaceSubrange(position..<position + 32, with: digest)
 
         var server = RTMPHandshakeServer(random: SeededBytes(seed: 3).next)
@@ -77,13 +78,13 @@ struct RTMPHandshakeTests {
         let serverKey = Array("Genuine Adobe Flash Media Server 001".utf8)
         let found = [772, 8].contains { base in
             let p = (Int(s1[base]) + Int(s1[base + 1]) + Int(s1[base + 2]) + Int(s1[base + 3])) % 728 + base + 4
-            return HMACSHA256().mac(key: serverKey, s1[0..<p], s1[(p + 32)...])[...] == s1[p..<p + 32]
+            return HMACSHA256.mac(key: serverKey, s1[0..<p], s1[(p + 32)...])[...] == s1[p..<p + 32]
         }
         #expect(found)
         // ffmpeg: signature = HMAC(S2[0..<1504], HMAC(client digest, full server key)).
         let fullServerKey = serverKey + RTMPHandshake.serverKey.suffix(32)
-        let signatureKey = HMACSHA256().mac(key: fullServerKey, c1[position..<position + 32])
-        #expect(HMACSHA256().mac(key: signatureKey, s2[0..<1504])[...] == s2[1504...])
+        let signatureKey = HMACSHA256.mac(key: fullServerKey, c1[position..<position + 32])
+        #expect(HMACSHA256.mac(key: signatureKey, s2[0..<1504])[...] == s2[1504...])
     }
 
     @Test("a C1 with a version but no valid digest gets the simple answer")

@@ -14,6 +14,7 @@ struct FanOutTests {
     /// An NSLock rather than Synchronization's Mutex: the thread sanitizer sees NSLock's
     /// ordering and reported the Mutex-guarded appends as races.
     final class Tally: @unchecked Sendable {
+        // @unchecked: `indices` is touched only while holding `lock`.
         let playing = Atomic<Int>(0)
         let failed = Atomic<Int>(0)
         private let lock = NSLock()

@@ -2,6 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveNet
+import LiveSignal
 import LiveTestSupport
 import Testing
 @testable import LiveRTMP

@@ -1,6 +1,7 @@
 import Foundation
 import LiveAuth
 import LiveCore
+import LiveSignal
 import Testing
 @testable import LiveServer
 

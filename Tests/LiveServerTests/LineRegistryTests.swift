@@ -1,6 +1,7 @@
 import Foundation
 import LiveCore
 // Exported so every file of this target sees the shared helpers (`Locked`).
+import LiveSignal
 import LiveTestSupport
 import Testing
 @testable import LiveServer
@@ -206,7 +207,7 @@ struct LineRegistryTests {
 
     @Test("the real token source: peerIds and pubIds are fresh, long and URL-safe")
     func realTokens() throws {
-        let a = LineRegistry.randomToken(16), b = LineRegistry.randomToken(16)
+        let a = LineStreams.randomToken(16), b = LineStreams.randomToken(16)
         #expect(a != b)
         #expect(a.count == 22)
         #expect(a.allSatisfy { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" })

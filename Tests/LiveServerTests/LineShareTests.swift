@@ -1,4 +1,5 @@
 import LiveCore
+import LiveSignal
 import Testing
 @testable import LiveServer
 

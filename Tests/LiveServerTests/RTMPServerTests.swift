@@ -222,7 +222,7 @@ struct RTMPServerTests {
         let silent = try TestSocket(port: relay.rtmpPort)
         let half = try TestSocket(port: relay.rtmpPort)
         half.send([3] + [UInt8](repeating: 1, count: 100))  // C0 and part of C1
-        #expect(try eventually(2) { relay.rtmp.connectionCount == 2 })
+        #expect(eventually(2) { relay.rtmp.connectionCount == 2 })
         let third = try TestSocket(port: relay.rtmpPort)
         #expect(third.closesWithin(2))
         #expect(silent.closesWithin(3))

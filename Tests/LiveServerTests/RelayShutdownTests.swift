@@ -1,5 +1,6 @@
 import Foundation
 import LiveNet
+import LiveSignal
 import LiveTestSupport
 import Testing
 @testable import LiveServer

@@ -29,7 +29,7 @@ struct RelayStreamMergeTests {
         var lostAt: [Int] { losses.withLock { $0 } }
     }
 
-    final class Source: RelayPublisher, @unchecked Sendable {
+    final class Source: RelayPublisher, Sendable {
         let loop: EventLoop
         init(loop: EventLoop) { self.loop = loop }
         func replaced() {}

@@ -4,7 +4,8 @@ import Foundation
 /// An RTMP publisher or player for tests, built from LiveRTMP's pure cores over a
 /// blocking socket: every step is explicit, so tests can stop reading, send garbage or
 /// look at the exact messages a server sends.
-final class TestRTMPClient {
+// @unchecked: used by one thread at a time (a test may hand it to a sender thread and stop touching it).
+final class TestRTMPClient: @unchecked Sendable {
     let socket: TestSocket
     var core: RTMPClientSessionCore
     private(set) var events: [RTMPClientSessionCore.Event] = []

@@ -20,3 +20,13 @@ public final class Locked<Value>: @unchecked Sendable {
         return body(&stored)
     }
 }
+
+/// Polls `condition` every 10 ms until it holds (true) or `seconds` pass (false).
+public func eventually(seconds: Double = 5, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: 0.01)
+    }
+    return try condition()
+}

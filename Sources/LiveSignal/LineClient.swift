@@ -1,6 +1,6 @@
-import Foundation
 import LiveCore
 import LiveNet
+import Synchronization
 
 /// A participant's end of the co-host line: one WebSocket to `ws://HOST:HTTPPORT/line`
 /// speaking the JSON protocol of `LineRequest` / `LineEvent`, with a heartbeat. The
@@ -10,21 +10,23 @@ import LiveNet
 /// callback, and every event (replies included) to `onEvent`. Callbacks run on `loop`'s
 /// thread. Thread-safe: methods may be called from any thread (requests made before the
 /// socket is open are sent once it is).
-public final class LineClient: @unchecked Sendable {
-    // @unchecked: `socket`, `pending`, `replies`, `nextID`, `heartbeat`, `closed` and the
-    // callbacks are touched only while holding `lock`.
+public final class LineClient: Sendable {
     public let url: String
     public let loop: EventLoop
     public let heartbeatInterval: Duration
-    private let lock = NSLock()
-    private var socket: WebSocketConnection?
-    private var pending: [String] = []
-    private var replies: [Int: @Sendable (LineEvent) -> Void] = [:]
-    private var nextID = 0
-    private var heartbeat: TimerHandle?
-    private var closed = false
-    private var eventHandler: (@Sendable (LineEvent) -> Void)?
-    private var closeHandler: (@Sendable (UInt16, String) -> Void)?
+
+    private struct State {
+        var socket: WebSocketConnection?
+        var pending: [String] = []
+        var replies: [Int: @Sendable (LineEvent) -> Void] = [:]
+        var nextID = 0
+        var heartbeat: TimerHandle?
+        var closed = false
+        var eventHandler: (@Sendable (LineEvent) -> Void)?
+        var closeHandler: (@Sendable (UInt16, String) -> Void)?
+    }
+
+    private let state = Mutex(State())
 
     /// `heartbeatInterval` should stay well under the server's `--heartbeat-timeout`.
     public init(url: String, loop: EventLoop, heartbeatInterval: Duration = .seconds(10)) {
@@ -36,14 +38,14 @@ public final class LineClient: @unchecked Sendable {
     /// Every event from the server, replies included (the seed's RTC delegate callbacks;
     /// see `LineEvent` for the mapping). Loop thread.
     public var onEvent: (@Sendable (LineEvent) -> Void)? {
-        get { lock.lock(); defer { lock.unlock() }; return eventHandler }
-        set { lock.lock(); eventHandler = newValue; lock.unlock() }
+        get { state.withLock { $0.eventHandler } }
+        set { state.withLock { $0.eventHandler = newValue } }
     }
 
     /// The connection ended: close code and reason. Loop thread.
     public var onClose: (@Sendable (UInt16, String) -> Void)? {
-        get { lock.lock(); defer { lock.unlock() }; return closeHandler }
-        set { lock.lock(); closeHandler = newValue; lock.unlock() }
+        get { state.withLock { $0.closeHandler } }
+        set { state.withLock { $0.closeHandler = newValue } }
     }
 
     /// Opens the WebSocket; `completion` runs on the loop thread.
@@ -64,29 +66,28 @@ public final class LineClient: @unchecked Sendable {
     /// 101, network disconnected, when the connection is already closed).
     @discardableResult
     public func send(_ request: LineRequest, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
-        var request = request
-        lock.lock()
-        nextID += 1
-        request.id = nextID
-        if let reply { replies[nextID] = reply }
-        let text = request.jsonText
-        var refusal: String?
-        if let socket {
-            if !loop.execute({ socket.send(text: text) }) {
-                refusal = "the line connection's event loop is \(loop.refusalReason)"
+        let (id, refused): (Int, LineEvent?) = state.withLock { state in
+            state.nextID += 1
+            let id = state.nextID
+            var request = request
+            request.id = id
+            if let reply { state.replies[id] = reply }
+            let text = request.jsonText
+            var refusal: String?
+            if let socket = state.socket {
+                if !loop.execute({ socket.send(text: text) }) {
+                    refusal = "the line connection's event loop is \(loop.refusalReason)"
+                }
+            } else if !state.closed {
+                state.pending.append(text)
+            } else {
+                refusal = "the line connection to \(url) is closed"
             }
-        } else if !closed {
-            pending.append(text)
-        } else {
-            refusal = "the line connection to \(url) is closed"
+            // Never leave a request unanswered: one that cannot go out is answered at once.
+            guard let refusal else { return (id, nil) }
+            state.replies[id] = nil
+            return (id, LineEvent(.reply, id: id, op: request.op.rawValue, code: .networkDisconnected, message: refusal))
         }
-        // Never leave a request unanswered: one that cannot go out is answered at once.
-        var refused: LineEvent?
-        if let refusal {
-            replies[nextID] = nil
-            refused = LineEvent(.reply, id: nextID, op: request.op.rawValue, code: .networkDisconnected, message: refusal)
-        }
-        lock.unlock()
         if let refused {
             let handler = onEvent
             let answer: @Sendable () -> Void = {
@@ -96,7 +97,7 @@ public final class LineClient: @unchecked Sendable {
             // On the loop as every event is; on this thread when the loop takes no more.
             if !loop.execute(answer) { answer() }
         }
-        return request.id!
+        return id
     }
 
     // MARK: hoster (ARRtmpHosterKit)
@@ -210,13 +211,14 @@ public final class LineClient: @unchecked Sendable {
 
     /// Closes the WebSocket (the server treats it as leaving; a hoster's line closes).
     public func disconnect() {
-        lock.lock()
-        // Once: the close below is not refused for a full queue, so it must not repeat.
-        let socket = closed ? nil : self.socket
-        closed = true
-        heartbeat?.cancel()
-        heartbeat = nil
-        lock.unlock()
+        let socket = state.withLock { state in
+            // Once: the close below is not refused for a full queue, so it must not repeat.
+            let socket = state.closed ? nil : state.socket
+            state.closed = true
+            state.heartbeat?.cancel()
+            state.heartbeat = nil
+            return socket
+        }
         if let socket { loop.executeCoalesced { socket.close() } }
     }
 
@@ -229,49 +231,47 @@ public final class LineClient: @unchecked Sendable {
         }
         socket.onClose = { [weak self] _, code, reason in
             guard let self else { return }
-            self.lock.lock()
-            self.closed = true
-            self.socket = nil
-            self.heartbeat?.cancel()
-            self.heartbeat = nil
-            let handler = self.closeHandler
-            self.lock.unlock()
+            let handler = self.state.withLock { state in
+                state.closed = true
+                state.socket = nil
+                state.heartbeat?.cancel()
+                state.heartbeat = nil
+                return state.closeHandler
+            }
             handler?(code, reason)
         }
-        lock.lock()
-        if closed {
-            lock.unlock()
+        let queued: [String]? = state.withLock { state in
+            if state.closed { return nil }
+            state.socket = socket
+            defer { state.pending = [] }
+            return state.pending
+        }
+        guard let queued else {
             socket.close()
             return
         }
-        self.socket = socket
-        let queued = pending
-        pending = []
-        lock.unlock()
         for text in queued { socket.send(text: text) }
         armHeartbeat()
     }
 
     private func armHeartbeat() {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !closed else { return }
-        heartbeat = loop.schedule(after: heartbeatInterval) { [weak self] in
-            guard let self else { return }
-            self.lock.lock()
-            let socket = self.socket
-            self.lock.unlock()
-            socket?.send(text: LineRequest(op: .heartbeat).jsonText)
-            self.armHeartbeat()
+        state.withLock { state in
+            guard !state.closed else { return }
+            state.heartbeat = loop.schedule(after: heartbeatInterval) { [weak self] in
+                guard let self else { return }
+                let socket = self.state.withLock { $0.socket }
+                socket?.send(text: LineRequest(op: .heartbeat).jsonText)
+                self.armHeartbeat()
+            }
         }
     }
 
     private func received(_ event: LineEvent) {
-        lock.lock()
-        var reply: (@Sendable (LineEvent) -> Void)?
-        if event.event == .reply, let id = event.id { reply = replies.removeValue(forKey: id) }
-        let handler = eventHandler
-        lock.unlock()
+        let (reply, handler) = state.withLock { state in
+            var reply: (@Sendable (LineEvent) -> Void)?
+            if event.event == .reply, let id = event.id { reply = state.replies.removeValue(forKey: id) }
+            return (reply, state.eventHandler)
+        }
         reply?(event)
         handler?(event)
     }

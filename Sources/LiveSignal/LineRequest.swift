@@ -120,11 +120,17 @@ public struct LineRefusal: Error, Equatable, Sendable {
     public var code: LiveCode
     public var message: String
     public var id: Int?
+
+    public init(code: LiveCode, message: String, id: Int? = nil) {
+        self.code = code
+        self.message = message
+        self.id = id
+    }
 }
 
 /// The line's JSON coding: sorted keys, no escaped slashes, nil fields left out.
-enum LineJSON {
-    static func encode<Value: Encodable>(_ value: Value) -> String {
+package enum LineJSON {
+    package static func encode<Value: Encodable>(_ value: Value) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Only strings, numbers and booleans: encoding cannot fail.
@@ -135,13 +141,13 @@ enum LineJSON {
 /// Checks that text is exactly one JSON value by RFC 8259's grammar: no trailing commas,
 /// comments, byte-order mark, single quotes, NaN, leading zeros or raw control
 /// characters, and no more than `maxDepth` arrays and objects inside each other. Pure.
-struct LineJSONValidator {
+package struct LineJSONValidator {
     private let bytes: [UInt8]
     private let maxDepth: Int
     private var index = 0
 
     /// True when `text` is one strict JSON value (whitespace around it allowed).
-    static func isStrict(_ text: String, maxDepth: Int = 32) -> Bool {
+    package static func isStrict(_ text: String, maxDepth: Int = 32) -> Bool {
         var validator = LineJSONValidator(bytes: Array(text.utf8), maxDepth: maxDepth)
         validator.skipSpace()
         guard validator.value(depth: 0) else { return false }

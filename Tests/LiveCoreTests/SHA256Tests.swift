@@ -1,0 +1,41 @@
+import Testing
+@testable import LiveCore
+
+@Suite("SHA-256")
+struct SHA256Tests {
+    @Test("FIPS 180-4 examples: empty, abc, the 448-bit message, a million a's")
+    func vectors() {
+        #expect(hex(SHA256.digest([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(hex(SHA256.digest(Array("abc".utf8))) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(hex(SHA256.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)))
+            == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        #expect(hex(SHA256.digest([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)))
+            == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    /// python3: hashlib.sha256(bytes((i*7+3)&0xFF for i in range(n))).hexdigest()
+    @Test("lengths around the block edges (55, 56, 57, 63, 64, 65, 119, 120, 128, 1000), whole and fed in pieces",
+          arguments: [
+              (55, "e7313d333c272e639f790978283f9eb392e843d0f29b7016828bb1daa4aac70b"),
+              (56, "4324d65f3c103567f5589c710bc08f8523f929a9272e3af36fc968e52abc6c27"),
+              (57, "35df609437dcfea3279283ab79fd554e2bf78f8f7ae2de532d8ee300b09e8f73"),
+              (63, "81c80242132f230c3bd41b3e63bbcff16107339549214a99614ff26664625055"),
+              (64, "39e3d7b6b5d075d37d053ad89b24b41bef4f3c29760c84447cab3f3be1882241"),
+              (65, "aacca6ff74fdbb296d165a45cecfa04e5127bc008770fbbdd48006f2d2fae95e"),
+              (119, "9ce7368e4daf32341631b492e80359dc9f594b48453cd0dd5bf0b19279cc177e"),
+              (120, "7836b787757e95e58b3ca5aec90b1b004e8deba1e50e9675af9cabf1a13a04b5"),
+              (128, "d2742f1f4ac6bb7ca2b239ee18402ba8b3f9f8e652d2a72973c2b9ba11c08cf6"),
+              (1000, "1e9bc38cbf860b9ec31918b065f9b52476c549a782e0e7990bed8ce3868d2371"),
+          ])
+    func blockEdges(length: Int, expected: String) {
+        let message = pattern(length)
+        #expect(hex(SHA256.digest(message)) == expected)
+        // Not contiguous (a lazy map) takes the copying path.
+        #expect(hex(SHA256.digest(message.lazy.map { $0 })) == expected)
+        for piece in [1, 7, 55, 56, 64, 65] {
+            var hash = SHA256()
+            for start in stride(from: 0, to: length, by: piece) { hash.update(message[start..<min(start + piece, length)]) }
+            #expect(hex(hash.finalize()) == expected, "pieces of \(piece)")
+        }
+    }
+}
