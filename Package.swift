@@ -55,11 +55,11 @@ let package = Package(
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
-        .executableTarget(name: "compositor-bench", dependencies: ["LiveCore", "LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
+        .executableTarget(name: "compositor-bench", dependencies: ["LiveCore", "LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize + swift6),
         .executableTarget(
             name: "audio-bench", dependencies: ["LiveCore", "LiveCapture", "LiveCodec", "LiveMix"], path: "Benchmarks/AudioBench",
-            swiftSettings: optimize),
-        .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
+            swiftSettings: optimize + swift6),
+        .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize + swift6),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.
         .target(name: "LiveTestSupport", dependencies: ["LiveCore"], path: "Tests/LiveTestSupport", swiftSettings: swift6),
