@@ -128,7 +128,7 @@ for size in dict.fromkeys(r[0] for r in rows):
     share = ""
     if len(own) == 3:
         source, scale, encode = map(float, own)
-        share = f"; LiveLine's own stages (source + YUYV→I420) {100 * (source + scale) / encode:.1f}% of its encode"
+        share = f"; LiveLine's own stages timed alone (test pattern + YUYV→I420) {100 * (source + scale) / encode:.1f}% of its encode"
     print(f"RATIO {size} liveline/ffmpeg: fps {fps:.2f}x, CPU {cpu:.2f}x (medians of {len(mine)} pairs){share}")
 PY
 echo "machine after: $(machine_note)"
