@@ -67,7 +67,8 @@ for size in $sizes; do
   fi
   cat "$clip" >/dev/null  # both sides read it from the page cache
 
-  stages=$("$bench" "$size" 0 "$bitrate" | tee /dev/stderr)
+  stages=$("$bench" "$size" 0 "$bitrate")
+  echo "$stages"  # not tee /dev/stderr: reopened, a log file given as 2> would be overwritten from its start
   ours_cmd=("$bench" pipeline "$clip" "$frames" "$bitrate" "$work/liveline.flv")
   theirs_cmd=(ffmpeg -v error -nostdin -y -i "$clip" -frames:v "$frames" "${x264_args[@]}" -f flv "$work/ffmpeg.flv")
   show "${ours_cmd[@]}"
