@@ -11,6 +11,11 @@
 #   start_relays LIVELINE  in $work (bench_workspace first): `LIVELINE serve` on
 #                          $rtmp_port / $http_port and nginx-rtmp on $nginx_port, both
 #                          ready when it returns, both stopped on exit
+#   timed FILE CMD...      runs CMD (stdin from /dev/null) and writes to FILE "WALL USER SYS":
+#                          seconds from before its start to after its exit on the monotonic
+#                          clock, and the CPU seconds it and its children used (getrusage);
+#                          the one way every side of a comparison is timed
+#   machine_note           the date (UTC), the CPU and the load averages, for the record
 
 show() { printf '+'; printf ' %q' "$@"; printf '\n'; }
 
@@ -67,4 +72,25 @@ start_relays() {
   nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" &
   pids+=($!)
   sleep 0.5
+}
+
+timed() {
+  local out=$1
+  shift
+  python3 -c '
+import os, resource, subprocess, sys, time
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+start = time.monotonic()
+code = subprocess.call(sys.argv[2:], stdin=subprocess.DEVNULL)
+wall = time.monotonic() - start
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+with open(sys.argv[1], "w") as f:
+    f.write("%.4f %.4f %.4f\n" % (wall, after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime))
+sys.exit(code)
+' "$out" "$@"
+}
+
+machine_note() {
+  printf '%s; %s cores (%s); load average %s\n' "$(date -u '+%Y-%m-%d %H:%M UTC')" "$(nproc)" \
+    "$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 }

@@ -15,8 +15,12 @@
 # replays the GOP cache to every joining player, a burst that a small slice takes a few
 # seconds to catch up with), then are measured for HOLD seconds while the server's CPU
 # (utime+stime from /proc/PID/stat) and RSS (VmRSS) are sampled. A server's ladder
-# stops at the first N where not every player keeps up (rtmp-load --help defines
-# keeping up: every frame, lag under 1 s, media time ≥ 90% of wall time).
+# stops at the first N where not every player keeps up. Keeping up (rtmp-load --help)
+# means every frame arrived: each player counts the frames it received from its first
+# keyframe in the measured window to its last, against the frames of the recording the
+# publisher loops between the same two keyframes (rtmp-load --published reads the
+# recording; a keyframe is known by its length); a single missing frame fails the
+# player. It must also have had a lag under 1 s and media time ≥ 90% of wall time.
 #
 # Usage: Benchmarks/fanout.sh     (needs root for the cgroup; CPU=1 does not)
 #   CPU=0.25                     cores each server gets (CFS quota); 1: no quota
@@ -45,6 +49,7 @@ swift build -c release --scratch-path "$scratch" --product rtmp-load >/dev/null
 bin=$scratch/release
 ulimit -n "$(ulimit -Hn)"
 bench_workspace
+echo "machine: $(machine_note)"
 on_cleanup() { if [ -n "${cgroup:-}" ]; then rmdir "$cgroup" 2>/dev/null || true; fi; }
 
 # The servers' CPU slice: a cgroup with a CFS quota (v2 cpu.max or v1 cfs_quota_us).
@@ -72,6 +77,7 @@ on_server_core() {
 }
 
 # The recording: 30 s of testsrc2, x264 at BITRATE kbit/s CBR-ish, a keyframe every 2 s.
+# The players count their frames against it (--published).
 mkdir -p "$cache"
 recording=$cache/fanout-720p30-${bitrate}k.flv
 if [ ! -s "$recording" ]; then
@@ -121,7 +127,8 @@ for server in $servers; do
   sleep 4
   idle_rss=$(rss "$pid")
   for n in $ns; do
-    load=(taskset -c 1 "$bin/rtmp-load" "$url" -n "$n" --ramp "$ramp" --duration "$((settle + hold))" --settle "$settle" --loops 1 --json)
+    load=(taskset -c 1 "$bin/rtmp-load" "$url" -n "$n" --ramp "$ramp" --duration "$((settle + hold))" --settle "$settle" --loops 1
+          --published "$recording" --json)
     show "${load[@]}"
     "${load[@]}" >"$work/$server.$n.json" 2>"$work/$server.$n.err" &
     tool=$!
@@ -143,9 +150,11 @@ path, server, n, cpu, rss, idle = sys.argv[1:]
 try:
     s = json.load(open(path))
 except Exception:
-    s = {"keptUp": 0, "lagMs": {"p95": -1}, "firstFrameMs": {"p95": -1}, "toolCPUPercent": -1, "failed": int(n)}
+    s = {"keptUp": 0, "lagMs": {"p95": -1}, "firstFrameMs": {"p95": -1}, "toolCPUPercent": -1, "failed": int(n),
+         "playersMissingFrames": -1, "missingFrames": -1, "publishedFrames": 0}
 n, rss, idle = int(n), int(rss), int(idle)
 print("\t".join(map(str, [server, n, cpu, round(rss / 1024, 1), round((rss - idle) / n, 1), s["keptUp"],
+    s["playersMissingFrames"], f'{s["missingFrames"]} of {s["publishedFrames"]}',
     round(s["lagMs"]["p95"], 1), round(s["firstFrameMs"]["p95"]), round(s["toolCPUPercent"], 1), s["failed"]])))
 PY
     tail -n 1 "$results"
@@ -163,7 +172,9 @@ share, bitrate = sys.argv[4], sys.argv[5]
 limit = "a whole core, no quota" if share == "1" else f"a CFS quota of {share} core"
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 print(f"\nfan-out of one {bitrate} kbit/s 720p30 stream, {sys.argv[2]} s per step, players ramped at {sys.argv[3]}/s; server on CPU 0 with {limit}, load tool + publisher on CPU 1")
-head = ["server", "N", "CPU %", "RSS MB", "KB/player", "keeping up", "p95 lag ms", "p95 first frame ms", "tool CPU %", "failed"]
+print("keeping up: every frame published between a player's first and last keyframes of the window arrived (counted), lag < 1 s, media time >= 90% of wall time")
+head = ["server", "N", "CPU %", "RSS MB", "KB/player", "keeping up", "players missing frames", "frames missing of published",
+        "p95 lag ms", "p95 first frame ms", "tool CPU %", "failed"]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * len(head))
 for r in rows:
@@ -185,3 +196,4 @@ for n in sorted({k[1] for k in cpu}):
     if ("liveline", n) in cpu and ("nginx", n) in cpu and cpu[("nginx", n)] > 0:
         print(f"CPU at N={n}: liveline {cpu[('liveline', n)]}% vs nginx {cpu[('nginx', n)]}% (ratio {cpu[('liveline', n)] / cpu[('nginx', n)]:.2f})")
 PY
+echo "machine after: $(machine_note)"

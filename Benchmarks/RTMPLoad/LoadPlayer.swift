@@ -14,6 +14,11 @@ import LiveRTMP
 /// promptly as they ever did (including the GOP-cache burst at the start, whose old
 /// frames each set a new minimum), growing when the player falls behind.
 ///
+/// Every frame arrived: with a `published` recording, the player counts the frames it
+/// received from one keyframe in the window to the next and adds the frames the
+/// publisher sent between the same keyframes (`PublishedStream`); a keyframe the
+/// recording does not have is counted as unknown.
+///
 /// Confined to its connection's loop thread; read `result` after the loops stopped.
 final class LoadPlayer: TCPConnectionHandler, @unchecked Sendable {
     // @unchecked: every field is touched on the loop thread only, and read by the main
@@ -26,6 +31,8 @@ final class LoadPlayer: TCPConnectionHandler, @unchecked Sendable {
     /// Frames before this (monotonic µs) count for the first-frame time and the totals,
     /// not for lag, gaps and span.
     let measureFromMicros: UInt64
+    /// What the publisher sends, to count frames against; nil: frames are not counted.
+    let published: PublishedStream?
     private let streamName: String
     private var phase = Phase.idle
     private var connection: TCPConnection?
@@ -40,13 +47,17 @@ final class LoadPlayer: TCPConnectionHandler, @unchecked Sendable {
     private var firstTimestamp: UInt32 = 0
     private var lastTimestamp: UInt32 = 0
     private var minLate = Int64.max
+    /// The recording's index of the last keyframe in the window, and the frames received since it.
+    private var lastKeyframe: Int?
+    private var sinceKeyframe = 0
 
     private(set) var result = PlayerResult()
 
-    init(url: RTMPURL, loop: EventLoop, measureFromMicros: UInt64) {
+    init(url: RTMPURL, loop: EventLoop, measureFromMicros: UInt64, published: PublishedStream?) {
         self.url = url
         self.loop = loop
         self.measureFromMicros = measureFromMicros
+        self.published = published
         streamName = url.streamNameWithQuery
     }
 
@@ -138,8 +149,9 @@ final class LoadPlayer: TCPConnectionHandler, @unchecked Sendable {
             result.audioMessages += 1
             return
         }
-        // An AVC sequence header (codec 7, packet type 0) is configuration, not a frame.
-        if message.head.0 & 0x0F == 7, message.head.1 == 0 {
+        // Only an AVC picture (codec 7, packet type 1) is a frame: a sequence header
+        // (type 0) is configuration, an end of sequence (type 2) a marker.
+        if message.head.0 & 0x0F == 7, message.head.1 != 1 {
             result.videoHeaders += 1
             return
         }
@@ -164,6 +176,7 @@ final class LoadPlayer: TCPConnectionHandler, @unchecked Sendable {
             result.maxMediaGapMilliseconds = max(result.maxMediaGapMilliseconds, Int(step))
         }
         result.windowFrames += 1
+        if let published { count(message, keyframe: keyframe, against: published) }
         lastFrameMicros = now
         lastTimestamp = message.timestamp
         let media = Int64(Int32(bitPattern: message.timestamp &- firstTimestamp)) * 1000
@@ -173,6 +186,26 @@ final class LoadPlayer: TCPConnectionHandler, @unchecked Sendable {
         result.maxLagMicros = max(result.maxLagMicros, result.lagMicros)
         result.mediaSpanMicros = media
         result.lastFrameWallMicros = now
+    }
+
+    /// Counts a frame of the window: at each keyframe, the frames received since the
+    /// previous one against the frames published between the two.
+    private func count(_ message: RTMPChunkScanner.Message, keyframe: Bool, against published: PublishedStream) {
+        guard keyframe else {
+            sinceKeyframe += 1
+            return
+        }
+        guard let index = published.keyframe(length: message.length) else {
+            result.unknownKeyframes += 1
+            lastKeyframe = nil
+            return
+        }
+        if let previous = lastKeyframe {
+            result.countedFrames += sinceKeyframe
+            result.publishedFrames += published.framesBetween(previous, index)
+        }
+        lastKeyframe = index
+        sinceKeyframe = 1
     }
 
     private func control(_ message: RTMPChunkScanner.Message) throws {

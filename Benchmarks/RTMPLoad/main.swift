@@ -15,13 +15,18 @@ usage: rtmp-load URL [options]
   --settle S             seconds after the last start before measuring (default 2)
   --loops N              event loop threads (default: one per CPU this process may use)
   --max-lag-ms MS        keep-up bound on a player's lag (default 1000)
-  --max-media-gap-ms MS  keep-up bound on a timestamp step between frames (default 500)
+  --published FILE       the FLV recording the publisher loops (ffmpeg -re -stream_loop -1
+                         -i FILE -c copy): each player counts its frames against it
   --json                 print the summary as one JSON object
   --players-json FILE    write every player's figures to FILE (JSON array)
-A player keeps up when, over the measurement window, its media time grew by at least 90% of the wall
-time since its first frame, its lag (arrival behind the media clock, relative to its
-most punctual frame) stayed under --max-lag-ms, no frames were skipped (no timestamp
-step over --max-media-gap-ms) and its connection stayed open.
+A player keeps up when, over the measurement window, every frame arrived: with
+--published, the frames it received from its first keyframe in the window to its last
+are as many as the recording has between those two keyframes (keyframes are known by
+their length, the recording looped as the publisher loops it), and at least one whole
+GOP was counted; its media time grew by at least 90% of the wall time since its first
+frame; its lag (arrival behind the media clock, relative to its most punctual frame)
+stayed under --max-lag-ms; and its connection stayed open. Without --published frames
+are not counted, and keeping up is judged on the rest alone.
 """
 
 struct Options {
@@ -34,6 +39,7 @@ struct Options {
     var bounds = PlayerResult.Bounds()
     var json = false
     var playersJSON: String?
+    var published: String?
 
     init(_ arguments: [String]) throws {
         var rest = arguments[...]
@@ -54,7 +60,7 @@ struct Options {
             case "--settle": settle = try number(argument)
             case "--loops": loops = Int(try number(argument))
             case "--max-lag-ms": bounds.maxLagMicros = Int64(try number(argument) * 1000)
-            case "--max-media-gap-ms": bounds.maxMediaGapMilliseconds = Int(try number(argument))
+            case "--published": published = try value(argument)
             case "--json": json = true
             case "--players-json": playersJSON = try value(argument)
             case "-h", "--help": throw LoadError.usage(usage)
@@ -97,6 +103,9 @@ func spread(_ values: [Double]) -> [String: Double] {
 func run() throws -> Int32 {
     let options = try Options(Array(CommandLine.arguments.dropFirst()))
     let url = try RTMPURL(parsing: options.url)
+    let published = try options.published.map { try PublishedStream(path: $0) }
+    var bounds = options.bounds
+    bounds.countFrames = published != nil
     signal(SIGPIPE, SIG_IGN)
     let group = try EventLoopGroup(count: options.loops, name: "rtmp-load")
     let cpuStart = cpuSeconds()
@@ -104,7 +113,7 @@ func run() throws -> Int32 {
     let rampMicros = Double(options.players - 1) / options.ramp * 1e6
     let measureFrom = wallStart + UInt64(rampMicros + min(options.settle, options.duration / 2) * 1e6)
     let players = (0..<options.players).map { index in
-        LoadPlayer(url: url, loop: group.loops[index % group.loops.count], measureFromMicros: measureFrom)
+        LoadPlayer(url: url, loop: group.loops[index % group.loops.count], measureFromMicros: measureFrom, published: published)
     }
     for (index, player) in players.enumerated() {
         let due = wallStart + UInt64(Double(index) / options.ramp * 1e6)
@@ -126,7 +135,6 @@ func run() throws -> Int32 {
     group.shutdown()
 
     let results = players.map(\.result)
-    let bounds = options.bounds
     let connected = results.filter { $0.playMicros > 0 }.count
     let failed = results.filter { $0.failure != nil }
     let keptUp = results.filter { $0.keptUp(endMicros: endMicros, bounds: bounds) }.count
@@ -139,6 +147,9 @@ func run() throws -> Int32 {
     let toolCPUWithRamp = (cpuEnd - cpuStart) / (Double(endMicros - wallStart) / 1e6) * 100
     let bytes = results.reduce(0) { $0 + $1.bytes }
     let frames = results.reduce(0) { $0 + $1.frames }
+    let counted = results.reduce(0) { $0 + $1.countedFrames }
+    let publishedFrames = results.reduce(0) { $0 + $1.publishedFrames }
+    let missing = results.filter { $0.missingFrames > 0 || $0.unknownKeyframes > 0 }.count
     var reasons: [String: Int] = [:]
     for result in failed { reasons[result.failure ?? "", default: 0] += 1 }
 
@@ -147,6 +158,8 @@ func run() throws -> Int32 {
         "connected": connected, "failed": failed.count, "keptUp": keptUp,
         "playStartMs": spread(plays), "firstFrameMs": spread(firstFrames), "lagMs": spread(lags), "maxGapMs": spread(gaps),
         "bytes": bytes, "frames": frames,
+        "framesCounted": published != nil, "countedFrames": counted, "publishedFrames": publishedFrames,
+        "missingFrames": publishedFrames - counted, "playersMissingFrames": missing,
         "measuredSeconds": measured,
         "toolCPUPercent": toolCPU,
         "toolCPUPercentWithRamp": toolCPUWithRamp,
@@ -160,6 +173,9 @@ func run() throws -> Int32 {
             entry["bytes"] = result.bytes
             entry["frames"] = result.frames
             entry["keyframes"] = result.keyframes
+            entry["countedFrames"] = result.countedFrames
+            entry["publishedFrames"] = result.publishedFrames
+            entry["unknownKeyframes"] = result.unknownKeyframes
             entry["maxGapMs"] = Double(result.maxGapMicros) / 1000
             entry["maxMediaGapMs"] = result.maxMediaGapMilliseconds
             entry["lagMs"] = Double(result.lagMicros) / 1000
@@ -185,6 +201,11 @@ func run() throws -> Int32 {
         print("largest gap  \(row(gaps))")
         print(String(format: "received %.1f MB, %d frames in %.1f s; tool CPU %.1f%% of a core",
                      Double(bytes) / 1e6, frames, measured, toolCPU))
+        if published != nil {
+            print("frames counted in whole GOPs: \(counted) received of \(publishedFrames) published; \(missing) player(s) missed frames")
+        } else {
+            print("frames not counted against the publisher (no --published)")
+        }
         for (reason, count) in reasons.sorted(by: { $0.value > $1.value }) { print("  \(count)× \(reason)") }
     }
     return keptUp == options.players ? 0 : 1
