@@ -1,7 +1,7 @@
 import LiveCore
 
 /// Where a hoster's sound comes from: a generated tone, silence, a media file's audio
-/// track or a sound device (the audio half of the seed's local capturer).
+/// track or a sound device (the audio half of the anyRTC SDK's local capturer).
 ///
 /// A source is confined to the audio capture thread: `start`, `nextFrame` and `stop` are
 /// called from that one thread. Every block has `sampleRate` and `channelCount` as

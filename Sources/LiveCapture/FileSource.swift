@@ -1,7 +1,7 @@
 import LiveCodec
 import LiveCore
 
-/// A media file as a live source (`file:PATH`, the seed's "file as camera"): decoded
+/// A media file as a live source (`file:PATH`, the anyRTC SDK's "file as camera"): decoded
 /// with `MediaFileReader`, fitted into the requested size (aspect-fit, black bars) and
 /// delivered at the requested frame rate.
 ///

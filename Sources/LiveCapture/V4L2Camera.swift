@@ -2,7 +2,7 @@ import Foundation
 import LiveCodec
 import LiveCore
 
-/// A V4L2 camera as a `VideoSource` (the seed's camera capturer): opens the device,
+/// A V4L2 camera as a `VideoSource` (the anyRTC SDK's camera capturer): opens the device,
 /// negotiates the mode nearest to the requested size and rate (`V4L2Negotiation`),
 /// streams through 4 memory-mapped buffers and delivers I420 frames of exactly the
 /// requested size, converted with `YUVConversion` when the device's size matches and
@@ -229,7 +229,7 @@ public final class V4L2Camera: VideoSource {
         return try device.getControl(id: control.id)
     }
 
-    /// Sets `control` (the seed's setCameraZoomFactor and friends). Throws `.notSupported`
+    /// Sets `control` (the anyRTC SDK's setCameraZoomFactor and friends). Throws `.notSupported`
     /// when the device lacks it and `.invalidParams` when `value` is outside its range.
     public func setValue(_ value: Int32, for control: V4L2Control) throws {
         guard let range = controlRanges[control] else {

@@ -1,7 +1,7 @@
 import LiveCore
 
 /// Where a hoster's pictures come from: a camera, a file or a generated pattern
-/// (the seed's local video capturer, `setLocalVideoCapturer`).
+/// (the anyRTC SDK's local video capturer, `setLocalVideoCapturer`).
 ///
 /// A source is confined to the capture thread: `start`, `nextFrame` and `stop` are
 /// called from that one thread. Every frame is I420 of exactly `width`×`height`,

@@ -3,7 +3,7 @@ import Foundation
 import LiveCore
 import Synchronization
 
-/// Encodes I420 frames to H.264 with libx264 through libavcodec (the seed's
+/// Encodes I420 frames to H.264 with libx264 through libavcodec (the anyRTC SDK's
 /// setVideoProfile / video encoder).
 ///
 /// Rate control is CBR-like with a VBV: `bit_rate = rc_max_rate = rc_buffer_size =
@@ -143,7 +143,7 @@ public final class H264Encoder: @unchecked Sendable {
         requests.withLock { $0.keyframe = true }
     }
 
-    /// Changes the target bitrate from the next frame on (adaptive bitrate; the seed's
+    /// Changes the target bitrate from the next frame on (adaptive bitrate; the anyRTC SDK's
     /// network-status driven quality change). Safe from any thread.
     public func setBitrate(kbps: Int) {
         requests.withLock { $0.bitrateKbps = max(1, kbps) }

@@ -1,4 +1,4 @@
-/// Settings of an `H264Encoder` (the seed's video profile: size, frame rate, bitrate).
+/// Settings of an `H264Encoder` (the anyRTC SDK's video profile: size, frame rate, bitrate).
 public struct H264EncoderConfig: Sendable, Equatable {
     public var width: Int
     public var height: Int

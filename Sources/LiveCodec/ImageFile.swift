@@ -2,7 +2,7 @@ import CFFmpeg
 import Foundation
 import LiveCore
 
-/// Reads PNG and JPEG files into RGBA pictures and writes PNG snapshots (the seed's
+/// Reads PNG and JPEG files into RGBA pictures and writes PNG snapshots (the anyRTC SDK's
 /// setLogoView image, the fill image of a co-host with video off, a guest's snapshot).
 public enum ImageFile {
     /// A file that opened but held no picture, or could not be written.

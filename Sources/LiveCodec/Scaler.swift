@@ -2,7 +2,7 @@ import CFFmpeg
 import LiveCore
 
 /// Converts and resizes pictures into I420 `VideoFrame`s (or RGBA images) with libswscale,
-/// fitting them by a `RenderMode` (the seed's setVideoRenderMode / scaleAspectFill,
+/// fitting them by a `RenderMode` (the anyRTC SDK's setVideoRenderMode / scaleAspectFill,
 /// scaleToFill, scaleAspectFit).
 ///
 /// Owns its `SwsContext`s: one per geometry (source size and format, destination size

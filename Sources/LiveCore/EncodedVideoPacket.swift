@@ -38,7 +38,7 @@ public struct VideoStreamInfo: Sendable, Equatable {
 }
 
 /// How a picture is fitted into a rectangle of another shape; raw values are the
-/// seed's render mode (scaleAspectFill=0, scaleToFill=1, scaleAspectFit=2).
+/// the anyRTC SDK's render mode (scaleAspectFill=0, scaleToFill=1, scaleAspectFit=2).
 public enum RenderMode: Int, Sendable, CaseIterable {
     /// Fill the rectangle, cropping what sticks out (the default).
     case aspectFill = 0

@@ -1,4 +1,4 @@
-/// The status codes of the seed SDK (ARRtmpCode), kept with their numbers so people
+/// The status codes of the anyRTC SDK (ARRtmpCode), kept with their numbers so people
 /// who know the SDK can read them (reference/sdk-facts.md).
 public enum LiveCode: Int, Sendable, CaseIterable {
     case ok = 0, unknown = 1, exception = 2, notInitialized = 3, invalidParams = 4, noNetwork = 5
@@ -50,7 +50,7 @@ public enum LiveCode: Int, Sendable, CaseIterable {
     }
 }
 
-/// An error a user of LiveLine can act on: a seed code plus what went wrong.
+/// An error a user of LiveLine can act on: an anyRTC SDK code plus what went wrong.
 public struct LiveError: Error, CustomStringConvertible, Equatable, Sendable {
     public let code: LiveCode
     public let detail: String

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Synchronization
 
-/// Levels as the seed's ARLogLevel: none=0, info=1, warning=2, error=3.
+/// Levels as the anyRTC SDK's ARLogLevel: none=0, info=1, warning=2, error=3.
 public enum LogLevel: Int, Comparable, Sendable {
     case none = 0, info = 1, warning = 2, error = 3
     public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }

@@ -1,7 +1,7 @@
 import LiveCore
 
 /// Skin smoothing with brightening and a warm, rosy tone, as mobile beauty cameras do:
-/// the seed's `ARCameraFilterMode.beautiful` (`setCameraFilter:`), on by default in its
+/// the anyRTC SDK's `ARCameraFilterMode.beautiful` (`setCameraFilter:`), on by default in its
 /// beauty camera.
 ///
 /// How it works, all scaled by `strength` (0 returns the frame untouched):

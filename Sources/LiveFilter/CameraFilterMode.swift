@@ -1,7 +1,7 @@
-/// The look applied to the camera picture; raw values are the seed's
+/// The look applied to the camera picture; raw values are the anyRTC SDK's
 /// `ARCameraFilterMode` (`setCameraFilter:`): beautiful=0, original=1, gaussianBlur=2.
 public enum CameraFilterMode: Int, Sendable, CaseIterable, CustomStringConvertible {
-    /// Skin smoothing, brightening and a warm tone (`BeautyFilter`); the seed's default
+    /// Skin smoothing, brightening and a warm tone (`BeautyFilter`); the anyRTC SDK's default
     /// when the beauty camera is used.
     case beautiful = 0
     /// The picture as captured.

@@ -1,4 +1,4 @@
-/// What kind of camera pipeline the hoster runs; raw values are the seed's
+/// What kind of camera pipeline the hoster runs; raw values are the anyRTC SDK's
 /// `ARRtmpCameraType`: normal=0, beauty=1, thirdFilter=2.
 public enum CameraType: Int, Sendable, CaseIterable, CustomStringConvertible {
     /// Frames go out as captured (mirror and zoom still apply).
@@ -6,7 +6,7 @@ public enum CameraType: Int, Sendable, CaseIterable, CustomStringConvertible {
     /// The beauty camera: `CameraFilterMode` filters and the watermark apply.
     case beauty = 1
     /// A "third-party filter": the application gets each raw captured frame and returns
-    /// a processed one (the seed's `onRTCCaptureVideoPixelBuffer`; `FrameHookFilter`).
+    /// a processed one (the anyRTC SDK's `onRTCCaptureVideoPixelBuffer`; `FrameHookFilter`).
     case thirdFilter = 2
 
     /// Parses "normal", "beauty" or "third-filter" (also "hook", "custom" and the raw numbers).

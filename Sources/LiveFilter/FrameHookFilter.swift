@@ -1,6 +1,6 @@
 import LiveCore
 
-/// Hands each frame to application code and passes on what it returns: the seed's
+/// Hands each frame to application code and passes on what it returns: the anyRTC SDK's
 /// "third-party filter" camera type (`ARRtmpCameraTypeThreeFilter`) with its
 /// `onRTCCaptureVideoPixelBuffer:` callback, which receives every raw captured frame
 /// and returns it processed or untouched.

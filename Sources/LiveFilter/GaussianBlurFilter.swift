@@ -1,7 +1,7 @@
 import Foundation
 import LiveCore
 
-/// A Gaussian blur of the whole picture, the seed's `ARCameraFilterMode.gaussianBlur`.
+/// A Gaussian blur of the whole picture, the anyRTC SDK's `ARCameraFilterMode.gaussianBlur`.
 ///
 /// Separable (a horizontal then a vertical pass) on all three planes, edges clamped
 /// (the border sample repeats outward). `sigma` is in luma pixels; the half-size chroma

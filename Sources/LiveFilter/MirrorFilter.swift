@@ -1,7 +1,7 @@
 import LiveCore
 
 /// Flips the picture left to right, exactly (every sample of every plane moves, none
-/// is recomputed): the seed's `setFontCameraMirrorEnable:` for the front camera.
+/// is recomputed): the anyRTC SDK's `setFontCameraMirrorEnable:` for the front camera.
 ///
 /// Works in place. `process` runs on the capture thread only; `isEnabled` may be
 /// changed from any thread and applies from the next frame.
@@ -10,7 +10,7 @@ public final class MirrorFilter: VideoFilter, @unchecked Sendable {
     public let name = "mirror"
     private let enabled: LockedValue<Bool>
 
-    /// - Parameter enabled: whether frames are flipped (the seed's default is on).
+    /// - Parameter enabled: whether frames are flipped (the anyRTC SDK's default is on).
     public init(enabled: Bool = true) {
         self.enabled = LockedValue(enabled)
     }

@@ -1,6 +1,6 @@
 import LiveCore
 
-/// Draws a logo over the picture, the seed's `setLogoView:` ("only the beauty camera
+/// Draws a logo over the picture, the anyRTC SDK's `setLogoView:` ("only the beauty camera
 /// has it").
 ///
 /// The logo is an `RGBAImage` with straight alpha, placed with its top-left corner at

@@ -1,6 +1,6 @@
 import LiveCore
 
-/// Digital zoom, the seed's `setCameraZoom:` / `getCameraZoom` (1.0…3.0, default 1.0):
+/// Digital zoom, the anyRTC SDK's `setCameraZoom:` / `getCameraZoom` (1.0…3.0, default 1.0):
 /// the centred crop of size W/zoom × H/zoom is scaled back to W × H with bilinear
 /// interpolation.
 ///
@@ -15,7 +15,7 @@ import LiveCore
 /// thread and applies from the next frame.
 public final class ZoomFilter: VideoFilter, @unchecked Sendable {
     // @unchecked: the scratch frames are touched only on the capture thread (`process`); the zoom is in a Mutex.
-    /// The zoom factors the seed accepts.
+    /// The zoom factors the anyRTC SDK accepts.
     public static let range: ClosedRange<Double> = 1.0...3.0
 
     public let name = "zoom"
@@ -34,7 +34,7 @@ public final class ZoomFilter: VideoFilter, @unchecked Sendable {
     }
 
     /// The zoom factor in effect, always within 1.0…3.0: values outside are clamped as
-    /// the seed's `setCameraZoom:` does (read it back as `getCameraZoom`).
+    /// the anyRTC SDK's `setCameraZoom:` does (read it back as `getCameraZoom`).
     public var zoom: Double {
         get { setting.load() }
         set { setting.store(ZoomFilter.clamp(newValue)) }

@@ -9,7 +9,7 @@ import Synchronization
 /// host, 1…4 the co-hosts in layout order) and `compose()` draws each participant's
 /// latest frame, so inputs at different rates compose smoothly. Each rectangle is
 /// filled by the participant's render mode; a participant without video shows its fill
-/// image (the seed's `setVideoSubBackground:`) or flat grey; small tiles get their
+/// image (the anyRTC SDK's `setVideoSubBackground:`) or flat grey; small tiles get their
 /// white border; the host is drawn first, the tiles on top; canvas not covered by any
 /// rectangle is black.
 ///
@@ -85,7 +85,7 @@ public final class Compositor: @unchecked Sendable {
     /// The layout the next `compose` uses.
     public var currentLayout: MixLayout { shared.withLock { $0.pendingLayout } }
 
-    /// Changes the template and its options (the seed's `setMixVideoModel:` and
+    /// Changes the template and its options (the anyRTC SDK's `setMixVideoModel:` and
     /// `setVideoTemplate:ver:dir:horPad:verPad:borderWidth:`), keeping the co-host count.
     /// - Throws: `MixLayout.Error` when it does not fit; the layout in use then stays.
     public func setLayout(template: MixTemplate, options: MixOptions) throws(MixLayout.Error) {
@@ -126,7 +126,7 @@ public final class Compositor: @unchecked Sendable {
         }
     }
 
-    /// How `participant`'s video is fitted into its rectangle (the seed's render mode;
+    /// How `participant`'s video is fitted into its rectangle (the anyRTC SDK's render mode;
     /// aspect-fill by default).
     public func setRenderMode(_ mode: RenderMode, participant: Int) {
         guard Compositor.isParticipant(participant) else { return }
@@ -143,7 +143,7 @@ public final class Compositor: @unchecked Sendable {
         }
     }
 
-    /// The seed's `setVideoSubBackground:`: one fill image for every co-host whose video is off.
+    /// The anyRTC SDK's `setVideoSubBackground:`: one fill image for every co-host whose video is off.
     public func setCohostFillImage(_ image: RGBAImage?) {
         for participant in 1..<Compositor.maxParticipants { setFillImage(image, participant: participant) }
     }

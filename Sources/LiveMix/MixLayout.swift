@@ -1,5 +1,5 @@
 /// The geometry of a mix: (canvas size, template, number of co-hosts, options) → one
-/// rectangle per participant, host first (DESIGN.md §5; the seed's `setMixVideoModel:`
+/// rectangle per participant, host first (DESIGN.md §5; the anyRTC SDK's `setMixVideoModel:`
 /// with `setVideoTemplate:ver:dir:horPad:verPad:borderWidth:`). Pure: no frames.
 ///
 /// Notation: W × H is the canvas, N the number of co-hosts, `even(v)` rounds v down
@@ -47,7 +47,7 @@ public struct MixLayout: Equatable, Sendable {
     /// One rectangle per participant: the host, then co-host 1…N.
     public let rects: [MixRect]
 
-    /// Co-hosts a mix holds at most (the seed's older "1 full + 4 small" layout).
+    /// Co-hosts a mix holds at most (the anyRTC SDK's older "1 full + 4 small" layout).
     public static let maxCohosts = 4
     /// The smallest canvas side accepted.
     public static let minCanvas = 16

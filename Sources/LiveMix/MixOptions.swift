@@ -1,8 +1,8 @@
-/// Where and how the tiles of a mix sit: the arguments of the seed's
+/// Where and how the tiles of a mix sit: the arguments of the anyRTC SDK's
 /// `setVideoTemplate:ver:dir:horPad:verPad:borderWidth:`, plus the gap between tiles.
 ///
 /// The defaults put the co-hosts in a column at the bottom right, stacked upwards
-/// (as the seed's demo does), 16 pixels from the edges, with a 2-pixel white border
+/// (as the anyRTC SDK's demo does), 16 pixels from the edges, with a 2-pixel white border
 /// and 8 pixels between tiles (DESIGN.md §5).
 ///
 /// Distances are in canvas pixels. I420 shares one chroma sample between 2x2 pixels,

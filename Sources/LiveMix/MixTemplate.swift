@@ -1,5 +1,5 @@
-/// The mix layout model (the seed's `ARMixVideoLayoutModel`, set with `setMixVideoModel:`);
-/// raw values are the seed's.
+/// The mix layout model (the anyRTC SDK's `ARMixVideoLayoutModel`, set with `setMixVideoModel:`);
+/// raw values are the anyRTC SDK's.
 public enum MixTemplate: Int, Sendable, CaseIterable, Codable {
     /// The host fills the canvas, co-hosts are small tiles on top (the default).
     case full = 0
@@ -17,7 +17,7 @@ public enum MixTemplate: Int, Sendable, CaseIterable, Codable {
         }
     }
 
-    /// `full`, `equal` or `bigSmall` (any case; the seed's `oneEqualOthers` and
+    /// `full`, `equal` or `bigSmall` (any case; the anyRTC SDK's `oneEqualOthers` and
     /// `oneBigThreeSmall` are accepted too); nil for anything else.
     public init?(name: String) {
         switch name.lowercased() {
@@ -37,7 +37,7 @@ public enum MixTemplate: Int, Sendable, CaseIterable, Codable {
     }
 }
 
-/// Where the co-host tiles sit horizontally (the seed's `ARMixVideoHorModel`).
+/// Where the co-host tiles sit horizontally (the anyRTC SDK's `ARMixVideoHorModel`).
 public enum MixHorAlign: Int, Sendable, CaseIterable, Codable {
     case left = 0, center = 1, right = 2
 
@@ -66,7 +66,7 @@ public enum MixHorAlign: Int, Sendable, CaseIterable, Codable {
     }
 }
 
-/// Where the co-host tiles sit vertically (the seed's `ARMixVideoVerModel`).
+/// Where the co-host tiles sit vertically (the anyRTC SDK's `ARMixVideoVerModel`).
 public enum MixVerAlign: Int, Sendable, CaseIterable, Codable {
     case top = 0, center = 1, bottom = 2
 
@@ -95,7 +95,7 @@ public enum MixVerAlign: Int, Sendable, CaseIterable, Codable {
     }
 }
 
-/// Which way the co-host tiles line up (the seed's `ARMixVideoDirModel`).
+/// Which way the co-host tiles line up (the anyRTC SDK's `ARMixVideoDirModel`).
 public enum MixDirection: Int, Sendable, CaseIterable, Codable {
     /// A horizontal row.
     case hor = 0

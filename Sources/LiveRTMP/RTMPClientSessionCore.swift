@@ -40,9 +40,9 @@ public struct RTMPClientSessionCore {
     public enum Event: Equatable, Sendable {
         /// connect succeeded.
         case connected
-        /// The stream is published; media may flow (seed: onRtmpStreamOk).
+        /// The stream is published; media may flow (the anyRTC SDK: onRtmpStreamOk).
         case publishing(streamID: UInt32)
-        /// The stream plays; media will arrive (seed: onRtmpPlayerOk).
+        /// The stream plays; media will arrive (the anyRTC SDK: onRtmpPlayerOk).
         case playing(streamID: UInt32)
         /// A status the flow did not consume (Play.Reset, UnpublishNotify, Play.Stop…).
         case status(RTMPStatus)

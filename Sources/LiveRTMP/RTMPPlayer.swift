@@ -3,7 +3,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 
-/// Plays one RTMP stream (seed: the guest's `startRtmpPlay`, reported through
+/// Plays one RTMP stream (the anyRTC SDK: the guest's `startRtmpPlay`, reported through
 /// onRtmpPlayerOk / onRtmpPlayerStart / onRtmpPlayerClosed) on a LiveNet event loop:
 /// connect, play, then the metadata, the decoder configurations and each video and AAC
 /// audio packet, delivered to `onEvent` on the loop thread in stream order.
@@ -43,7 +43,7 @@ public final class RTMPPlayer: @unchecked Sendable {
     public enum Event: Sendable {
         /// The server accepted connect.
         case connected
-        /// NetStream.Play.Start (seed: onRtmpPlayerOk).
+        /// NetStream.Play.Start (the anyRTC SDK: onRtmpPlayerOk).
         case playing
         case metadata(RTMPStreamMetadata)
         /// The AVC sequence header: the AVCDecoderConfigurationRecord as sent and parsed.
@@ -58,9 +58,9 @@ public final class RTMPPlayer: @unchecked Sendable {
         /// The publisher went away (Stream EOF or Play.UnpublishNotify); the connection
         /// stays open and a new publish of the same name plays on.
         case streamEnded
-        /// The player stopped on an error (seed: onRtmpPlayerClosed with an error code).
+        /// The player stopped on an error (the anyRTC SDK: onRtmpPlayerClosed with an error code).
         case failed(RTMPClientError)
-        /// The player closed after `close()` (seed: onRtmpPlayerClosed).
+        /// The player closed after `close()` (the anyRTC SDK: onRtmpPlayerClosed).
         case closed
     }
 
@@ -135,14 +135,14 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// The error that stopped the player, if any (any thread).
     public var error: RTMPClientError? { lifecycle.error }
 
-    /// Connects and plays (seed: startRtmpPlay:render:). The loop must be running.
+    /// Connects and plays (the anyRTC SDK: startRtmpPlay:render:). The loop must be running.
     public func start() {
         lifecycle.setState(.connecting)
         let accepted = loop.execute { [self] in startOnLoop() }
         if !accepted { fail(.connectionLost(url: url.description, .loopShutdown)) }
     }
 
-    /// Sends deleteStream and closes; `.closed` follows (seed: stopRtmpPlay).
+    /// Sends deleteStream and closes; `.closed` follows (the anyRTC SDK: stopRtmpPlay).
     public func close() {
         let accepted = loop.execute { [self] in
             guard let client else { return finishClosed() }

@@ -3,7 +3,7 @@ import LiveCore
 import LiveNet
 import Synchronization
 
-/// Publishes one H.264 and/or AAC stream to an RTMP server (seed: the hoster's push of
+/// Publishes one H.264 and/or AAC stream to an RTMP server (the anyRTC SDK: the hoster's push of
 /// `startPushRtmpStream`, reported through onRtmpStreamOk / onRtmpStreamFailed /
 /// onRtmpStreamStatus), on a LiveNet event loop.
 ///
@@ -79,13 +79,13 @@ public final class RTMPPublisher: @unchecked Sendable {
     public enum Event: Sendable {
         /// The server accepted connect.
         case connected
-        /// NetStream.Publish.Start: media flows (seed: onRtmpStreamOk).
+        /// NetStream.Publish.Start: media flows (the anyRTC SDK: onRtmpStreamOk).
         case published
-        /// A status the flow did not consume (seed: onRtmpStreamStatus).
+        /// A status the flow did not consume (the anyRTC SDK: onRtmpStreamStatus).
         case status(RTMPStatus)
-        /// The publisher stopped on an error (seed: onRtmpStreamFailed).
+        /// The publisher stopped on an error (the anyRTC SDK: onRtmpStreamFailed).
         case failed(RTMPClientError)
-        /// The publisher closed after `close()` (seed: onRtmpStreamClosed).
+        /// The publisher closed after `close()` (the anyRTC SDK: onRtmpStreamClosed).
         case closed
     }
 
@@ -204,7 +204,7 @@ public final class RTMPPublisher: @unchecked Sendable {
 
     // MARK: - Control (any thread)
 
-    /// Connects and publishes (seed: startPushRtmpStream:); `onEvent` reports the outcome. The loop must be running.
+    /// Connects and publishes (the anyRTC SDK: startPushRtmpStream:); `onEvent` reports the outcome. The loop must be running.
     public func start() {
         lifecycle.setState(.connecting)
         let accepted = loop.execute { [self] in startOnLoop() }
@@ -269,7 +269,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     }
 
     /// Sends what is queued, unpublishes (FCUnpublish, deleteStream) and closes; `.closed`
-    /// follows (seed: stopRtmpStream). Returns at once; `waitUntilClosed` waits.
+    /// follows (the anyRTC SDK: stopRtmpStream). Returns at once; `waitUntilClosed` waits.
     public func close() {
         let accepted = loop.execute { [self] in
             // What waits for the other track goes now: no more is coming.

@@ -3,7 +3,7 @@ import LiveNet
 import LiveSignal
 
 /// The line's HTTP routes: the WebSocket `GET /line`, the living list `GET /api/live`
-/// (the seed's getLivingList shape) and `GET /api/live/{liveId}/members?page=N&size=S`
+/// (the anyRTC SDK's getLivingList shape) and `GET /api/live/{liveId}/members?page=N&size=S`
 /// (S to a page, 15 when absent, at most `maxPageSize`; pages from 1, a page past the
 /// end empty; 400 for a page that is not a number from 1 up to Int.max or a size that is
 /// not one from 1 to `maxPageSize`; 404 with code 600 for a line that has not started).

@@ -3,7 +3,7 @@ import LiveCore
 import LiveSignal
 
 /// Every co-host line of the server, keyed by live id, and the participants talking to
-/// them: routes each request to its room, answers wrong-state calls with the seed's code,
+/// them: routes each request to its room, answers wrong-state calls with the anyRTC SDK's code,
 /// limits each participant's request rate, times out applications, silent participants
 /// and expired tokens, sends member counts once per tick, lists live rooms and decides
 /// who may publish or play a co-host's stream.
@@ -212,7 +212,7 @@ public struct LineRegistry: Sendable {
         roomsInOrder.map { ($0.liveId, $0.liveInfo, $0.memberCount) }
     }
 
-    /// The living list in the seed's shape (getLivingList):
+    /// The living list in the anyRTC SDK's shape (getLivingList):
     /// `{"LiveList": [liveInfo...], "LiveMembers": [count...]}`, rooms created with an
     /// empty liveInfo left out. A liveInfo that is a JSON object or array (checked
     /// strictly at create) appears as JSON, other text as a string.
@@ -560,7 +560,7 @@ public struct LineRegistry: Sendable {
         .send(LineEvent(.reply, id: request.id, op: request.op.rawValue, code: code, message: message ?? code.message), to: participant)
     }
 
-    /// The reply to create / join, then the seed's onRTCCreateLineResult / onRTCJoinLineResult.
+    /// The reply to create / join, then the anyRTC SDK's onRTCCreateLineResult / onRTCJoinLineResult.
     static func lineResult(_ request: LineRequest, _ code: LiveCode, _ message: String?, to participant: LineParticipantID) -> [LineDelivery] {
         [reply(request, code, message, to: participant),
          .send(LineEvent(.lineResult, code: code, message: message ?? code.message), to: participant)]

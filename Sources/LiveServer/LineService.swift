@@ -82,7 +82,7 @@ public final class LineService: Sendable {
         }
     }
 
-    /// `GET /api/live`: the living list in the seed's shape.
+    /// `GET /api/live`: the living list in the anyRTC SDK's shape.
     public func livingListJSON() -> String {
         locked { $0.livingListJSON() }
     }

@@ -35,7 +35,7 @@ public final class LineClient: Sendable {
         self.heartbeatInterval = heartbeatInterval
     }
 
-    /// Every event from the server, replies included (the seed's RTC delegate callbacks;
+    /// Every event from the server, replies included (the anyRTC SDK's RTC delegate callbacks;
     /// see `LineEvent` for the mapping). Loop thread.
     public var onEvent: (@Sendable (LineEvent) -> Void)? {
         get { state.withLock { $0.eventHandler } }

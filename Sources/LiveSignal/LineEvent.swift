@@ -4,7 +4,7 @@ import LiveCore
 /// One message the server sends a participant over the line's WebSocket, a JSON text
 /// message keyed by `event`. Fields absent from an event are left out of the JSON.
 ///
-/// | event | fields | seed callback |
+/// | event | fields | the anyRTC SDK's callback |
 /// |---|---|---|
 /// | `reply` | id, op, code, message (+ peerId for apply) | return value of the request's method |
 /// | `lineResult` | code, message | onRTCCreateLineResult / onRTCJoinLineResult |
@@ -97,7 +97,7 @@ public struct LineEvent: Codable, Equatable, Sendable {
         self.seconds = seconds
     }
 
-    /// The seed code, when the event carries one.
+    /// The anyRTC SDK code, when the event carries one.
     public var liveCode: LiveCode? { code.flatMap(LiveCode.init(rawValue:)) }
 
     /// The event as one JSON text message.

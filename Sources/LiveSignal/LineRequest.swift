@@ -5,7 +5,7 @@ import LiveCore
 /// text message such as `{"op":"apply","id":3}`. `id` is the client's own number, echoed
 /// in the `reply` event that answers the request so a kit can match answers.
 ///
-/// Fields per op (the seed method each stands for):
+/// Fields per op (the anyRTC SDK method each stands for):
 /// - hoster: `create` (liveId, userId, userData ≤ 512 B, liveInfo ≤ 1024 B, token,
 ///   maxCohosts: what its mix shows; createRTCLine), `accept` / `reject` / `hangup` (peerId; acceptRTCLine,
 ///   rejectRTCLine, hangupRTCLine), `close` (closeRTCLine), `setMaxCohosts` (maxCohosts:
@@ -56,7 +56,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
     /// then accepts no more (and never more than the server's own limit). nil at create:
     /// the server's limit.
     public var maxCohosts: Int?
-    /// create: true for an audio line (the hoster lives in audio mode, seed
+    /// create: true for an audio line (the hoster lives in audio mode, the anyRTC SDK's
     /// ARLivingMediaModeAudio): co-hosts push sound only, and the line's members hear it
     /// in `applicationResult`, `cohostOpened` and `cohostClosed`. nil or false: a video line.
     public var audioLine: Bool?

@@ -82,7 +82,7 @@ struct YUVColorTests {
 
 @Suite("LiveCode")
 struct LiveCodeTests {
-    @Test("codes keep the seed's numbers")
+    @Test("codes keep the anyRTC SDK's numbers")
     func numbers() {
         #expect(LiveCode.cameraNotFound.rawValue == 6)
         #expect(LiveCode.networkDisconnected.rawValue == 101)

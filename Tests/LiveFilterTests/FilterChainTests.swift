@@ -104,7 +104,7 @@ import Testing
         #expect(FrameFixtures.samplesEqual(chain.process(FrameFixtures.copy(source)), source))
     }
 
-    @Test func cameraFilterModesKeepTheSeedNumbersAndNames() {
+    @Test func cameraFilterModesKeepTheSDKNumbersAndNames() {
         #expect(CameraFilterMode.beautiful.rawValue == 0)
         #expect(CameraFilterMode.original.rawValue == 1)
         #expect(CameraFilterMode.gaussianBlur.rawValue == 2)

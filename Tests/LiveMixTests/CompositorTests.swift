@@ -92,7 +92,7 @@ private func mismatches(_ out: VideoFrame, _ rects: [MixRect], _ colors: [YUVCol
         let out = mix.compose()
         let rects = mix.currentLayout.rects
         #expect(mismatches(out, rects, [red, blue, .grey], outside: red) == [])
-        // The seed's setVideoSubBackground: one picture for every co-host.
+        // The anyRTC SDK's setVideoSubBackground: one picture for every co-host.
         mix.setCohostFillImage(RGBAImage(width: 10, height: 10, r: 0, g: 255, b: 0, a: 255))
         let second = mix.compose()
         #expect(mismatches(second, rects, [red, green, green], outside: red) == [])

@@ -133,7 +133,7 @@ struct LineRegistryTests {
         #expect(h.event(H.guest(1), .liveStop) == nil)
     }
 
-    @Test("wrong-state calls get the seed's codes: 600 no line, 604 already open, 4 wrong role")
+    @Test("wrong-state calls get the anyRTC SDK's codes: 600 no line, 604 already open, 4 wrong role")
     func wrongState() throws {
         var h = H()
         h.send(H.guest(1), LineRequest(op: .join, liveId: "nope", userId: "g1"))
@@ -441,7 +441,7 @@ struct LineRegistryTests {
         #expect(message(H.guest(1), userName: String(repeating: "n", count: 257)) == .invalidParams)
         #expect(message(H.guest(1), header: String(repeating: "h", count: 513)) == .invalidParams)
         #expect(message(H.guest(1), type: "shout") == .invalidParams)
-        // Without a userId, sendUserMessage fails (the seed's rule).
+        // Without a userId, sendUserMessage fails (the anyRTC SDK's rule).
         #expect(message(H.guest(2)) == .invalidParams)
         #expect(message(h.hoster, type: "barrage", header: "http://x/a.png", content: "弹幕") == .ok)
         for guest in [H.guest(1), H.guest(2)] {
@@ -464,7 +464,7 @@ struct LineRegistryTests {
         #expect(h.event(H.guest(2), .remoteAVStatus)?.peerId == peer1)
     }
 
-    @Test("living list in the seed's shape, rooms with empty liveInfo left out; member pages of 15")
+    @Test("living list in the anyRTC SDK's shape, rooms with empty liveInfo left out; member pages of 15")
     func livingList() throws {
         var h = H()
         h.open(guests: 0, liveInfo: "{\"hosterName\":\"A\",\"isAudioLive\":0}")
