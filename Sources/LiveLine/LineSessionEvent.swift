@@ -43,6 +43,13 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// onRTCRemoteVideoViewChanged(size, pubId)); its tile keeps its place and fits the
     /// new picture. On the co-host feed's decode thread. H.
     case remoteVideoViewChanged(peerId: String, width: Int, height: Int)
+    /// The first decoded frame of a co-host's own stream that `Guest.setRemoteVideoRender`
+    /// plays, by its pubId (the anyRTC SDK's guest onRTCFirstRemoteVideoFrame(size,
+    /// pubId)). On that stream's decode thread. G.
+    case renderFirstFrame(pubId: String, width: Int, height: Int)
+    /// That stream's picture changed size after its first frame (the anyRTC SDK's guest
+    /// onRTCRemoteVideoViewChanged(size, pubId)). On its decode thread. G.
+    case renderViewChanged(pubId: String, width: Int, height: Int)
     /// A participant turned its audio or video on or off (the anyRTC SDK: onRTCRemoteAVStatus). H, G.
     case remoteAVStatus(peerId: String, audio: Bool, video: Bool)
     /// A normal or barrage message (the anyRTC SDK's onRTCUserMessage(type, userId,
@@ -106,6 +113,8 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .remoteAudioActive: "remoteAudioActive"
         case .cohostFirstFrame: "cohostFirstFrame"
         case .remoteVideoViewChanged: "remoteVideoViewChanged"
+        case .renderFirstFrame: "renderFirstFrame"
+        case .renderViewChanged: "renderViewChanged"
         case .remoteAVStatus: "remoteAVStatus"
         case .message: "message"
         case .memberCount: "memberCount"
@@ -147,6 +156,8 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("peerId", .text(peerId)), ("userId", .text(userId)), ("level", .int(level)), ("showTime", .int(showTime))]
         case .cohostFirstFrame(let peerId, let width, let height), .remoteVideoViewChanged(let peerId, let width, let height):
             [("peerId", .text(peerId)), ("width", .int(width)), ("height", .int(height))]
+        case .renderFirstFrame(let pubId, let width, let height), .renderViewChanged(let pubId, let width, let height):
+            [("pubId", .text(pubId)), ("width", .int(width)), ("height", .int(height))]
         case .remoteAVStatus(let peerId, let audio, let video):
             [("peerId", .text(peerId)), ("audio", .bool(audio)), ("video", .bool(video))]
         case .message(let type, let userId, let userName, let header, let content):
