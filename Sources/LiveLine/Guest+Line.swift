@@ -293,6 +293,15 @@ extension Guest {
                     self.reportLine(.cohostPush(event))
                 }
                 pipeline.addSink(push)
+                // The local picture and sound, as the hoster kit reports its own.
+                let picture = LocalPictureSize()
+                pipeline.onSourceFrame { [weak self] frame, source in
+                    if let event = picture.event(frame, from: source) { self?.reportLine(.cohostPush(event)) }
+                }
+                let showTime = configuration.audioLevelIntervalMilliseconds
+                pipeline.onAudioLevel(every: showTime) { [weak self] level in
+                    self?.reportLine(.cohostPush(.localAudioActive(level: level, showTime: showTime)))
+                }
                 lock.lock()
                 guard epoch == cohostEpoch else {
                     lock.unlock()

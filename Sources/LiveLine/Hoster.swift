@@ -589,17 +589,7 @@ public final class Hoster: Sendable {
     /// later a new size (a camera of another resolution), as events. A camera reports
     /// the size it captures at, before it is fitted to the stream.
     private func sourceFrame(_ frame: VideoFrame, from source: VideoSource) {
-        let size = (source as? V4L2Camera).map { ($0.mode.width, $0.mode.height) } ?? (frame.width, frame.height)
-        let previous = state.withLock { state in
-            let previous = state.localSize
-            state.localSize = size
-            return previous
-        }
-        if let previous {
-            if previous != size { emit(.localVideoViewChanged(width: size.0, height: size.1)) }
-        } else {
-            emit(.firstLocalVideoFrame(width: size.0, height: size.1))
-        }
+        state.withLock { HosterEvent.localPicture(frame, from: source, after: &$0.localSize) }.map(emit)
     }
 }
 

@@ -62,8 +62,12 @@ public enum LineSessionEvent: Sendable, Equatable {
     case memberCount(serverId: String, roomId: String, total: Int)
     /// The hoster's live started / stopped (the anyRTC SDK: onRTCLiveStart / onRTCLiveStop). G.
     case liveStart, liveStop
-    /// The accepted co-host's own push to its pubId stream (the anyRTC SDK: the hoster's RTMP
-    /// delegate, for the guest's camera). G.
+    /// The accepted co-host's own push to its pubId stream: its connection's `ok`,
+    /// `reconnecting`, `status`, `failed` and `closed` (the anyRTC SDK: the hoster's RTMP
+    /// delegate, for the guest's camera), on the push's thread, and its local picture and
+    /// sound: `firstLocalVideoFrame` and `localVideoViewChanged` on the capture thread,
+    /// `localAudioActive` on the audio thread (the anyRTC SDK's guest
+    /// onRTCFirstLocalVideoFrame, onRTCLocalVideoViewChanged, onRTCLocalAudioActive). G.
     case cohostPush(HosterEvent)
     /// A request was refused: its op, the SDK's code and why (the anyRTC SDK's return value of
     /// the method, e.g. 602 for an accept over the limit). H, G.

@@ -234,6 +234,22 @@ struct HosterKitTests {
         #expect(log.count { if case .firstLocalVideoFrame = $0 { true } else { false } } == 1)
     }
 
+    @Test("the local-picture events the hoster's and the co-host's pushes share: the first frame's size, a camera's own size, a change only when it differs")
+    func localPictureSize() throws {
+        let cameras = Self.simulatedCameras(sizes: ["v4l2:/dev/video-sim-a": (640, 480)], controls: SimulatedV4L2Device.defaultControls)
+        var c = HosterConfiguration()
+        (c.width, c.height) = (320, 180)
+        let pattern = try cameras("test", c)
+        let camera = try cameras("v4l2:/dev/video-sim-a", c)
+        defer { camera.stop() }
+        let frame = VideoFrame(width: 320, height: 180)
+        let picture = LocalPictureSize()
+        #expect(picture.event(frame, from: pattern) == .firstLocalVideoFrame(width: 320, height: 180))
+        #expect(picture.event(frame, from: pattern) == nil)
+        #expect(picture.event(frame, from: camera) == .localVideoViewChanged(width: 640, height: 480))
+        #expect(picture.event(frame, from: pattern) == .localVideoViewChanged(width: 320, height: 180))
+    }
+
     @Test("a camera without an automatic focus control: .automatic is refused by name; .absolute still works")
     func focusWithoutAutomatic() throws {
         var options = Self.options(source: "v4l2:/dev/video-sim")
