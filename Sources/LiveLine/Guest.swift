@@ -232,9 +232,10 @@ public final class Guest: @unchecked Sendable {
         if let pipeline { playing = pipeline }
     }
 
-    /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text.
+    /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text. A URL without a
+    /// server (`live/room`) plays from `LiveLineSDK.defaultServer`.
     public func startPlay(url text: String, sink: GuestVideoSink?, play: PlayOptions = PlayOptions()) throws {
-        try startPlay(url: try RTMPURL(parsing: text), sink: sink, play: play)
+        try startPlay(url: try LiveLineSDK.pushURL(text), sink: sink, play: play)
     }
 
     /// Stops playing (the anyRTC SDK's stopRtmpPlay) and waits for the end: the outputs

@@ -2,7 +2,13 @@ import LiveCore
 import LiveSignal
 
 /// What a kit's co-host line reports (DESIGN.md §4's table). The hoster kit (H) and the
-/// guest kit (G) deliver these through `onLineEvent`, on the line's event-loop thread.
+/// guest kit (G) deliver these through `onLineEvent`, most on the line's event-loop
+/// thread; these come from others: `cohostFirstFrame` and `remoteVideoViewChanged` from
+/// the co-host feed's decode thread, `remoteAudioActive` from the hoster's audio thread,
+/// `renderFirstFrame` and `renderViewChanged` from the played stream's decode thread,
+/// `cohostPush` from the co-host push's threads (see it), `refused` for a call made
+/// without a line from the calling thread, and the `lineClosed` of `closeLine` /
+/// `leaveLine` from the thread that called it.
 public enum LineSessionEvent: Sendable, Equatable {
     /// The answer to createLine / joinLine (the anyRTC SDK: onRTCCreateLineResult /
     /// onRTCJoinLineResult(code, reason)). H, G.

@@ -596,4 +596,24 @@ struct HosterKitTests {
         LiveLineSDK.configServerForPriCloud(address: "::1", port: 1935)
         #expect(try LiveLineSDK.pushURL("/live/room").host == "::1")
     }
+
+    @Test("the default server serves a play given without a server as it serves a push: the guest kit plays live/room from it")
+    func defaultServerPlays() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        LiveLineSDK.configServerForPriCloud(address: "127.0.0.1", port: Int(relay.rtmpPort))
+        defer { LiveLineSDK.defaultServer = nil }
+        let hoster = try Hoster(options: Self.options())
+        try hoster.startPush(url: "live/room")
+        defer { hoster.stopPush() }
+        let guest = Guest()
+        let events = KitEventLog<GuestEvent>()
+        guest.onEvent = { events.append($0) }
+        try guest.startPlay(url: "live/room", sink: nil)
+        defer { guest.stopPlay() }
+        #expect(events.wait(timeout: 10) { event -> [Int]? in if case .firstFrame(let w, let h) = event { return [w, h] }; return nil } == [320, 180])
+        LiveLineSDK.defaultServer = nil
+        guest.stopPlay()
+        #expect(throws: (any Error).self) { try guest.startPlay(url: "live/room", sink: nil) }
+    }
 }
