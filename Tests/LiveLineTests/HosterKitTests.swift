@@ -597,6 +597,26 @@ struct HosterKitTests {
         #expect(try LiveLineSDK.pushURL("/live/room").host == "::1")
     }
 
+    @Test("while pushing, status comes about once a second with plausible figures: bytes taken, the target bitrate, a small delay, no drops")
+    func statusEvents() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let hoster = try Hoster(options: Self.options())
+        let log = KitEventLog<HosterEvent>()
+        hoster.onEvent = { log.append($0) }
+        try hoster.startPush(url: try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/status"))
+        defer { hoster.stopPush() }
+        #expect(log.wait(timeout: 10) { event -> Bool? in if case .ok = event { return true }; return nil } == true)
+        // The first second's figures may predate the connection: the second status is a full second's.
+        #expect(eventually(5) { log.count { if case .status = $0 { true } else { false } } >= 2 })
+        let statuses = log.all.compactMap { event -> HosterStatus? in if case .status(let status) = event { return status }; return nil }
+        let status = try #require(statuses.last)
+        #expect(status.upstreamBytesPerSecond > 1_000 && status.upstreamBytesPerSecond < 200_000, "\(status)")
+        #expect(status.bitrateKbps > 0 && status.bitrateKbps <= 300, "\(status)")
+        #expect(status.delayMilliseconds >= 0 && status.delayMilliseconds < 1_000, "\(status)")
+        #expect(status.droppedFrames == 0 && status.reconnects == 0, "\(status)")
+    }
+
     @Test("the default server serves a play given without a server as it serves a push: the guest kit plays live/room from it")
     func defaultServerPlays() throws {
         let relay = try Self.relay()
