@@ -122,9 +122,10 @@ public final class Guest: @unchecked Sendable {
         set { handlers.withLock { $0.audio = newValue } }
     }
 
-    /// Co-host line events (the anyRTC SDK's ARGuestRtcDelegate), on the line's loop
-    /// thread (`leaveLine`'s `.lineClosed` on its caller's). Any thread may set it, at
-    /// any time.
+    /// Co-host line events (the anyRTC SDK's ARGuestRtcDelegate), most on the line's loop
+    /// thread; `LineSessionEvent` says which come from others (the co-host push's, the
+    /// played co-host streams', `leaveLine`'s `.lineClosed` on its caller's). Any thread
+    /// may set it, at any time.
     public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
         get { handlers.withLock { $0.lineEvent } }
         set { handlers.withLock { $0.lineEvent = newValue } }
