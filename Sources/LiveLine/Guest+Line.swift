@@ -158,7 +158,10 @@ extension Guest {
     /// Plays the co-host `pubId`'s own stream rather than the mix (the anyRTC SDK:
     /// setRemoteVideoRender:withRTCPubId:, once `cohostOpened` named the pubId, which
     /// only the line's hoster and co-hosts are told): each decoded frame goes to `render`
-    /// on that stream's decode thread (the frame is reused afterwards); nil stops it. It
+    /// on that stream's decode thread (the frame is reused afterwards); nil stops it. Its
+    /// first frame and later size changes come as `.renderFirstFrame` and
+    /// `.renderViewChanged` on `onLineEvent`. The play uses the kit's timeout, reconnect and
+    /// buffer target (`Options.bufferTargetMilliseconds`). It
     /// stops by itself when that co-host leaves the line or the guest does. With a token
     /// provider (or a line opened with a token) the play carries a token, as a relay
     /// with tokens on wants from line members. Any thread; blocks while a token provider
@@ -171,14 +174,15 @@ extension Guest {
         guard let render else { return }
         guard let line = currentLine else { throw LiveError(.lineNotStarted, "no line: call joinLine first") }
         let query = options.tokenProvider == nil ? line.currentToken.map { "token=" + $0 } : nil
-        var configuration = GuestPipeline.Configuration(url: line.server.streamURL(pubId: pubId, query: query))
-        configuration.timeout = options.timeout
-        configuration.reconnect = options.reconnect
-        configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds
-        configuration.audioLevelIntervalMilliseconds = nil
-        configuration.tokenProvider = options.tokenProvider
-        let pipeline = try GuestPipeline(configuration: configuration)
+        let pipeline = try GuestPipeline(configuration: playConfiguration(url: line.server.streamURL(pubId: pubId, query: query)))
         pipeline.onFrame = render
+        pipeline.onEvent = { [weak self] event in
+            switch event {
+            case .firstFrame(let width, let height): self?.reportLine(.renderFirstFrame(pubId: pubId, width: width, height: height))
+            case .sizeChanged(let width, let height): self?.reportLine(.renderViewChanged(pubId: pubId, width: width, height: height))
+            default: break
+            }
+        }
         try pipeline.start()
         lock.lock()
         remoteRenders[pubId] = pipeline
@@ -289,6 +293,15 @@ extension Guest {
                     self.reportLine(.cohostPush(event))
                 }
                 pipeline.addSink(push)
+                // The local picture and sound, as the hoster kit reports its own.
+                let picture = LocalPictureSize()
+                pipeline.onSourceFrame { [weak self] frame, source in
+                    if let event = picture.event(frame, from: source) { self?.reportLine(.cohostPush(event)) }
+                }
+                let showTime = configuration.audioLevelIntervalMilliseconds
+                pipeline.onAudioLevel(every: showTime) { [weak self] level in
+                    self?.reportLine(.cohostPush(.localAudioActive(level: level, showTime: showTime)))
+                }
                 lock.lock()
                 guard epoch == cohostEpoch else {
                     lock.unlock()

@@ -122,9 +122,10 @@ public final class Guest: @unchecked Sendable {
         set { handlers.withLock { $0.audio = newValue } }
     }
 
-    /// Co-host line events (the anyRTC SDK's ARGuestRtcDelegate), on the line's loop
-    /// thread (`leaveLine`'s `.lineClosed` on its caller's). Any thread may set it, at
-    /// any time.
+    /// Co-host line events (the anyRTC SDK's ARGuestRtcDelegate), most on the line's loop
+    /// thread; `LineSessionEvent` says which come from others (the co-host push's, the
+    /// played co-host streams', `leaveLine`'s `.lineClosed` on its caller's). Any thread
+    /// may set it, at any time.
     public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
         get { handlers.withLock { $0.lineEvent } }
         set { handlers.withLock { $0.lineEvent = newValue } }
@@ -232,9 +233,10 @@ public final class Guest: @unchecked Sendable {
         if let pipeline { playing = pipeline }
     }
 
-    /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text.
+    /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text. A URL without a
+    /// server (`live/room`) plays from `LiveLineSDK.defaultServer`.
     public func startPlay(url text: String, sink: GuestVideoSink?, play: PlayOptions = PlayOptions()) throws {
-        try startPlay(url: try RTMPURL(parsing: text), sink: sink, play: play)
+        try startPlay(url: try LiveLineSDK.pushURL(text), sink: sink, play: play)
     }
 
     /// Stops playing (the anyRTC SDK's stopRtmpPlay) and waits for the end: the outputs

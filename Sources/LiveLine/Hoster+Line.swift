@@ -220,8 +220,10 @@ extension Hoster {
         .refused(op: op, code: .lineNotStarted, message: "no line: call createLine first")
     }
 
-    /// Co-host line events (the anyRTC SDK's hoster RTC delegate), on the line's loop
-    /// thread (`closeLine`'s `.lineClosed` on its caller's). May be set from any thread.
+    /// Co-host line events (the anyRTC SDK's hoster RTC delegate), most on the line's loop
+    /// thread; `LineSessionEvent` says which come from others (the co-host feeds' first
+    /// frames and sizes, the voices' levels, `closeLine`'s `.lineClosed` on its caller's).
+    /// May be set from any thread.
     public var onLineEvent: (@Sendable (LineSessionEvent) -> Void)? {
         get { lineHandler.withLock { $0 } }
         set { lineHandler.withLock { $0 = newValue } }

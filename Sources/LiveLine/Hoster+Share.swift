@@ -61,7 +61,8 @@ extension Hoster {
         }
     }
 
-    /// Ends the share (the SDK's closeShare): the camera is the main picture again, the
+    /// Ends the share (LiveLine's own call: the anyRTC SDK has only the share's callbacks,
+    /// and this is the close its onRTCShareClose tells the room): the camera is the main picture again, the
     /// room hears `shareClose` and `onShareEvent` `.closed` ("stopped"). No-op without one.
     public func stopShare() {
         endShare(id: nil, reason: "stopped")

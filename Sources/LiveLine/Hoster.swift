@@ -54,7 +54,8 @@ public final class Hoster: Sendable {
     }
 
     /// The anyRTC SDK's ARHosterOption plus video config, and the push's reconnect and
-    /// congestion settings.
+    /// congestion settings. The SDK's orientation (landscape or portrait) has no option:
+    /// the picture's size (`configuration.width` and `height`) decides it.
     public struct Options: Sendable {
         /// Size, rate, bitrate, source, initial filters (ARHosterOption / video config).
         public var configuration = HosterConfiguration()
@@ -63,8 +64,6 @@ public final class Hoster: Sendable {
         public var otherSources: [String] = []
         /// The SDK's cameraType. `.thirdFilter` runs `setRawFrameHook`'s hook on every frame.
         public var cameraType: CameraType = .normal
-        /// The SDK's orientation (landscape or portrait); the picture's size says it.
-        public var landscape = true
         /// Video and audio (default), or audio only: no picture, no video track (the
         /// anyRTC SDK's livingMediaMode, ARLivingMediaModeAudio). Stored in `configuration`.
         public var livingMediaMode: LivingMediaMode {
@@ -589,17 +588,7 @@ public final class Hoster: Sendable {
     /// later a new size (a camera of another resolution), as events. A camera reports
     /// the size it captures at, before it is fitted to the stream.
     private func sourceFrame(_ frame: VideoFrame, from source: VideoSource) {
-        let size = (source as? V4L2Camera).map { ($0.mode.width, $0.mode.height) } ?? (frame.width, frame.height)
-        let previous = state.withLock { state in
-            let previous = state.localSize
-            state.localSize = size
-            return previous
-        }
-        if let previous {
-            if previous != size { emit(.localVideoViewChanged(width: size.0, height: size.1)) }
-        } else {
-            emit(.firstLocalVideoFrame(width: size.0, height: size.1))
-        }
+        state.withLock { HosterEvent.localPicture(frame, from: source, after: &$0.localSize) }.map(emit)
     }
 }
 

@@ -13,8 +13,9 @@ public enum HosterEvent: Sendable, Equatable {
     case reconnecting(times: Int)
     /// Once a second while publishing (seed: onRtmpStreamStatus:delayTime netBand:).
     case status(HosterStatus)
-    /// Publishing stopped for good: the retries were used up (code 101, network
-    /// disconnected) or the server refused the stream (seed: onRtmpStreamFailed:).
+    /// Publishing stopped for good: the first connect failed (100, network error: the
+    /// server did not answer), the retries were used up (101, network disconnected) or the server
+    /// refused the stream (104, 202, 213 …) (seed: onRtmpStreamFailed:).
     case failed(LiveCode)
     /// The push was stopped (seed: onRtmpStreamClosed).
     case closed

@@ -2,7 +2,13 @@ import LiveCore
 import LiveSignal
 
 /// What a kit's co-host line reports (DESIGN.md §4's table). The hoster kit (H) and the
-/// guest kit (G) deliver these through `onLineEvent`, on the line's event-loop thread.
+/// guest kit (G) deliver these through `onLineEvent`, most on the line's event-loop
+/// thread; these come from others: `cohostFirstFrame` and `remoteVideoViewChanged` from
+/// the co-host feed's decode thread, `remoteAudioActive` from the hoster's audio thread,
+/// `renderFirstFrame` and `renderViewChanged` from the played stream's decode thread,
+/// `cohostPush` from the co-host push's threads (see it), `refused` for a call made
+/// without a line from the calling thread, and the `lineClosed` of `closeLine` /
+/// `leaveLine` from the thread that called it.
 public enum LineSessionEvent: Sendable, Equatable {
     /// The answer to createLine / joinLine (the anyRTC SDK: onRTCCreateLineResult /
     /// onRTCJoinLineResult(code, reason)). H, G.
@@ -43,6 +49,13 @@ public enum LineSessionEvent: Sendable, Equatable {
     /// onRTCRemoteVideoViewChanged(size, pubId)); its tile keeps its place and fits the
     /// new picture. On the co-host feed's decode thread. H.
     case remoteVideoViewChanged(peerId: String, width: Int, height: Int)
+    /// The first decoded frame of a co-host's own stream that `Guest.setRemoteVideoRender`
+    /// plays, by its pubId (the anyRTC SDK's guest onRTCFirstRemoteVideoFrame(size,
+    /// pubId)). On that stream's decode thread. G.
+    case renderFirstFrame(pubId: String, width: Int, height: Int)
+    /// That stream's picture changed size after its first frame (the anyRTC SDK's guest
+    /// onRTCRemoteVideoViewChanged(size, pubId)). On its decode thread. G.
+    case renderViewChanged(pubId: String, width: Int, height: Int)
     /// A participant turned its audio or video on or off (the anyRTC SDK: onRTCRemoteAVStatus). H, G.
     case remoteAVStatus(peerId: String, audio: Bool, video: Bool)
     /// A normal or barrage message (the anyRTC SDK's onRTCUserMessage(type, userId,
@@ -55,8 +68,12 @@ public enum LineSessionEvent: Sendable, Equatable {
     case memberCount(serverId: String, roomId: String, total: Int)
     /// The hoster's live started / stopped (the anyRTC SDK: onRTCLiveStart / onRTCLiveStop). G.
     case liveStart, liveStop
-    /// The accepted co-host's own push to its pubId stream (the anyRTC SDK: the hoster's RTMP
-    /// delegate, for the guest's camera). G.
+    /// The accepted co-host's own push to its pubId stream: its connection's `ok`,
+    /// `reconnecting`, `status`, `failed` and `closed` (the anyRTC SDK: the hoster's RTMP
+    /// delegate, for the guest's camera), on the push's thread, and its local picture and
+    /// sound: `firstLocalVideoFrame` and `localVideoViewChanged` on the capture thread,
+    /// `localAudioActive` on the audio thread (the anyRTC SDK's guest
+    /// onRTCFirstLocalVideoFrame, onRTCLocalVideoViewChanged, onRTCLocalAudioActive). G.
     case cohostPush(HosterEvent)
     /// A request was refused: its op, the SDK's code and why (the anyRTC SDK's return value of
     /// the method, e.g. 602 for an accept over the limit). H, G.
@@ -106,6 +123,8 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .remoteAudioActive: "remoteAudioActive"
         case .cohostFirstFrame: "cohostFirstFrame"
         case .remoteVideoViewChanged: "remoteVideoViewChanged"
+        case .renderFirstFrame: "renderFirstFrame"
+        case .renderViewChanged: "renderViewChanged"
         case .remoteAVStatus: "remoteAVStatus"
         case .message: "message"
         case .memberCount: "memberCount"
@@ -147,6 +166,8 @@ public enum LineSessionEvent: Sendable, Equatable {
             [("peerId", .text(peerId)), ("userId", .text(userId)), ("level", .int(level)), ("showTime", .int(showTime))]
         case .cohostFirstFrame(let peerId, let width, let height), .remoteVideoViewChanged(let peerId, let width, let height):
             [("peerId", .text(peerId)), ("width", .int(width)), ("height", .int(height))]
+        case .renderFirstFrame(let pubId, let width, let height), .renderViewChanged(let pubId, let width, let height):
+            [("pubId", .text(pubId)), ("width", .int(width)), ("height", .int(height))]
         case .remoteAVStatus(let peerId, let audio, let video):
             [("peerId", .text(peerId)), ("audio", .bool(audio)), ("video", .bool(video))]
         case .message(let type, let userId, let userName, let header, let content):

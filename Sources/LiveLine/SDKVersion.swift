@@ -15,7 +15,7 @@ public enum LiveLineSDK {
     /// The anyRTC SDK's getSDKVersion.
     public static func getSDKVersion() -> String { version }
 
-    /// A server's address: where a push URL without one goes.
+    /// A server's address: where a push or play URL without one goes.
     public struct Server: Sendable, Equatable {
         public var host: String
         public var port: Int
@@ -30,7 +30,8 @@ public enum LiveLineSDK {
 
     /// The server a URL without one goes to (`live/room`, `rtmp:///live/room`): the
     /// anyRTC SDK's configServerForPriCloud:port: (a private deployment instead of its
-    /// cloud). nil (the default): such a URL is an error. Any thread.
+    /// cloud); `Hoster.startPush(url:)` and `Guest.startPlay(url:sink:play:)` given text
+    /// consult it. nil (the default): such a URL is an error. Any thread.
     public static var defaultServer: Server? {
         get { server.withLock { $0 } }
         set { server.withLock { $0 = newValue } }

@@ -57,8 +57,11 @@ final class GuestLineRole: Sendable {
             if !json || toStandardError { printError(line) } else { printLine(line) }
         }
         guest.onLineEvent = { [weak self] event in
-            // The push's figures once a second would drown the line's events.
-            if case .cohostPush(.status) = event {} else { self?.emit(json ? lineEventJSON(event) : lineEventText(event)) }
+            // The push's figures once a second, and its sound's levels, would drown the line's events.
+            switch event {
+            case .cohostPush(.status), .cohostPush(.localAudioActive): break
+            default: self?.emit(json ? lineEventJSON(event) : lineEventText(event))
+            }
             self?.observe(event)
         }
     }

@@ -51,7 +51,8 @@ struct CohostCameraKitTests {
     /// A relay, a hoster whose line is open (pushing white), and a guest co-hosting with
     /// `options`; returns the co-host's pubId.
     static func cohosting(_ liveId: String, _ guestOptions: Guest.Options, prepare: (Guest) -> Void = { _ in })
-        throws -> (relay: RelayServer, hoster: Hoster, hosterLog: LineEventLog, guest: Guest, pubId: String, server: LineServer) {
+        throws -> (relay: RelayServer, hoster: Hoster, hosterLog: LineEventLog, guest: Guest, pubId: String, server: LineServer,
+                   guestLog: LineEventLog) {
         var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2)
         configuration.line = LineLimits()
         let relay = try RelayServer(configuration: configuration)
@@ -79,7 +80,7 @@ struct CohostCameraKitTests {
         hoster.acceptLine(peerId: peer)
         #expect(guestLog.wait(timeout: 10) { event -> Bool? in if case .cohostPush(.ok) = event { return true }; return nil } == true)
         let pubId = try #require(hosterLog.wait { event -> String? in if case .cohostOpened(peer, let pubId, _, _) = event { return pubId }; return nil })
-        return (relay, hoster, hosterLog, guest, pubId, server)
+        return (relay, hoster, hosterLog, guest, pubId, server, guestLog)
     }
 
     static func guestOptions() -> Guest.Options {
@@ -141,6 +142,32 @@ struct CohostCameraKitTests {
         let previewed = previews.value.count
         Thread.sleep(forTimeInterval: 0.3)
         #expect(previews.value.count == previewed)
+    }
+
+    @Test("the co-host push reports its local picture and sound as the hoster's push does: firstLocalVideoFrame at the camera's size, localAudioActive at its showTime")
+    func localEvents() throws {
+        var options = Self.guestOptions()
+        options.cohost.audioSource = "tone"
+        options.cohost.audioLevelIntervalMilliseconds = 200
+        let line = try Self.cohosting("local", options)
+        defer {
+            line.guest.leaveLine()
+            line.hoster.closeLine()
+            line.hoster.stopPush()
+            line.relay.shutdown()
+        }
+        #expect(line.guestLog.wait { event -> [Int]? in
+            if case .cohostPush(.firstLocalVideoFrame(let w, let h)) = event { return [w, h] }; return nil
+        } == [160, 90])
+        let level = line.guestLog.wait { event -> [Int]? in
+            if case .cohostPush(.localAudioActive(let level, let showTime)) = event { return [level, showTime] }; return nil
+        }
+        #expect(level?.last == 200 && (level?.first ?? 0) > 0, "\(String(describing: level))")
+        #expect(LineSessionEvent.cohostPush(.firstLocalVideoFrame(width: 160, height: 90)).name == "cohostPush.firstLocalVideoFrame")
+        // One first frame per push: the same size again is no event.
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(line.guestLog.all.filter { if case .cohostPush(.firstLocalVideoFrame) = $0 { true } else { false } }.count == 1)
+        #expect(!line.guestLog.all.contains { if case .cohostPush(.localVideoViewChanged) = $0 { true } else { false } })
     }
 
     @Test("linkMediaMode audio: the co-host publishes sound only (a player gets audio and no picture) and the room hears its video off")

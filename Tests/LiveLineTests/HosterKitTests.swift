@@ -234,6 +234,22 @@ struct HosterKitTests {
         #expect(log.count { if case .firstLocalVideoFrame = $0 { true } else { false } } == 1)
     }
 
+    @Test("the local-picture events the hoster's and the co-host's pushes share: the first frame's size, a camera's own size, a change only when it differs")
+    func localPictureSize() throws {
+        let cameras = Self.simulatedCameras(sizes: ["v4l2:/dev/video-sim-a": (640, 480)], controls: SimulatedV4L2Device.defaultControls)
+        var c = HosterConfiguration()
+        (c.width, c.height) = (320, 180)
+        let pattern = try cameras("test", c)
+        let camera = try cameras("v4l2:/dev/video-sim-a", c)
+        defer { camera.stop() }
+        let frame = VideoFrame(width: 320, height: 180)
+        let picture = LocalPictureSize()
+        #expect(picture.event(frame, from: pattern) == .firstLocalVideoFrame(width: 320, height: 180))
+        #expect(picture.event(frame, from: pattern) == nil)
+        #expect(picture.event(frame, from: camera) == .localVideoViewChanged(width: 640, height: 480))
+        #expect(picture.event(frame, from: pattern) == .localVideoViewChanged(width: 320, height: 180))
+    }
+
     @Test("a camera without an automatic focus control: .automatic is refused by name; .absolute still works")
     func focusWithoutAutomatic() throws {
         var options = Self.options(source: "v4l2:/dev/video-sim")
@@ -579,5 +595,45 @@ struct HosterKitTests {
         #expect(try LiveLineSDK.pushURL("rtmp://other:1935/live/room").host == "other")
         LiveLineSDK.configServerForPriCloud(address: "::1", port: 1935)
         #expect(try LiveLineSDK.pushURL("/live/room").host == "::1")
+    }
+
+    @Test("while pushing, status comes about once a second with plausible figures: bytes taken, the target bitrate, a small delay, no drops")
+    func statusEvents() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let hoster = try Hoster(options: Self.options())
+        let log = KitEventLog<HosterEvent>()
+        hoster.onEvent = { log.append($0) }
+        try hoster.startPush(url: try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/status"))
+        defer { hoster.stopPush() }
+        #expect(log.wait(timeout: 10) { event -> Bool? in if case .ok = event { return true }; return nil } == true)
+        // The first second's figures may predate the connection: the second status is a full second's.
+        #expect(eventually(5) { log.count { if case .status = $0 { true } else { false } } >= 2 })
+        let statuses = log.all.compactMap { event -> HosterStatus? in if case .status(let status) = event { return status }; return nil }
+        let status = try #require(statuses.last)
+        #expect(status.upstreamBytesPerSecond > 1_000 && status.upstreamBytesPerSecond < 200_000, "\(status)")
+        #expect(status.bitrateKbps > 0 && status.bitrateKbps <= 300, "\(status)")
+        #expect(status.delayMilliseconds >= 0 && status.delayMilliseconds < 1_000, "\(status)")
+        #expect(status.droppedFrames == 0 && status.reconnects == 0, "\(status)")
+    }
+
+    @Test("the default server serves a play given without a server as it serves a push: the guest kit plays live/room from it")
+    func defaultServerPlays() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        LiveLineSDK.configServerForPriCloud(address: "127.0.0.1", port: Int(relay.rtmpPort))
+        defer { LiveLineSDK.defaultServer = nil }
+        let hoster = try Hoster(options: Self.options())
+        try hoster.startPush(url: "live/room")
+        defer { hoster.stopPush() }
+        let guest = Guest()
+        let events = KitEventLog<GuestEvent>()
+        guest.onEvent = { events.append($0) }
+        try guest.startPlay(url: "live/room", sink: nil)
+        defer { guest.stopPlay() }
+        #expect(events.wait(timeout: 10) { event -> [Int]? in if case .firstFrame(let w, let h) = event { return [w, h] }; return nil } == [320, 180])
+        LiveLineSDK.defaultServer = nil
+        guest.stopPlay()
+        #expect(throws: (any Error).self) { try guest.startPlay(url: "live/room", sink: nil) }
     }
 }

@@ -217,6 +217,49 @@ struct LineKitTests {
         #expect(calls.all.count >= 2)
     }
 
+    @Test("tokens lasting 6 s: a guest that renews by hand with renewLineToken on tokenWillExpire stays; one that does not is dropped with 212")
+    func tokenRenewedByHand() throws {
+        let secret = Array("kit-renew-by-hand-secret-0123456789".utf8)
+        var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2)
+        configuration.auth = TokenVerifier(secret: secret, leewaySeconds: 0)
+        configuration.line.tokenWillExpireSeconds = 4
+        let relay = try RelayServer(configuration: configuration)
+        defer { relay.shutdown() }
+        let server = LineServer(signalURL: "ws://127.0.0.1:\(relay.httpPort)/line",
+                                rtmp: try RTMPURL(parsing: "rtmp://127.0.0.1:\(relay.rtmpPort)/live/hand"))
+        func mint(_ sub: String, _ action: AccessAction, seconds: Int64) -> String {
+            AccessToken.mint(AccessClaims(sub: sub, exp: Int64(Date().timeIntervalSince1970) + seconds,
+                                          perm: [AccessPermission(action: action, path: "hand")]), secret: secret)
+        }
+        let hosterLog = LineEventLog()
+        let hoster = try Hoster(options: Hoster.Options())
+        hoster.onLineEvent = { hosterLog.append($0) }
+        try hoster.createLine(server: server, liveId: "hand", userId: "host", token: mint("host", .lineHost, seconds: 120))
+        #expect(hosterLog.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
+        defer { hoster.closeLine() }
+
+        var guests: [(Guest, LineEventLog)] = []
+        for user in ["ann", "bob"] {
+            let guest = Guest(options: Guest.Options())
+            let log = LineEventLog()
+            guest.onLineEvent = { log.append($0) }
+            try guest.joinLine(server: server, liveId: "hand", userId: user, token: mint(user, .lineGuest, seconds: 6))
+            #expect(log.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
+            guests.append((guest, log))
+        }
+        defer { guests.forEach { $0.0.leaveLine() } }
+        let (ann, annLog) = guests[0]
+        let bobLog = guests[1].1
+        #expect(annLog.wait(timeout: 6) { event -> Int? in if case .tokenWillExpire(let seconds) = event { return seconds }; return nil } != nil)
+        ann.renewLineToken(mint("ann", .lineGuest, seconds: 120))
+        let renewed = annLog.wait { event -> Int64? in if case .tokenRenewed(let expiresAt) = event { return expiresAt }; return nil }
+        #expect((renewed ?? 0) > Int64(Date().timeIntervalSince1970) + 60)
+        // Past the first tokens' 6 s: bob is gone with 212, ann stays.
+        #expect(bobLog.wait(timeout: 8) { event -> LiveCode? in if case .lineClosed(let code, _) = event { return code }; return nil } == .authTimeout)
+        #expect(relay.line.memberPage(liveId: "hand", page: 1)?.members.map(\.userId) == ["host", "ann"])
+        #expect(!annLog.all.contains { if case .authFailed = $0 { true } else if case .lineClosed = $0 { true } else { false } })
+    }
+
     @Test("with tokens: a join without one is refused with 213, with a bad one 202, with another line's 104; the kit joins as the token's user")
     func tokenRefusals() throws {
         let secret = Array("kit-refusal-test-secret-0123456789".utf8)

@@ -73,6 +73,99 @@ struct HostTalkTests {
         #expect(frames() > before)
     }
 
+    @Test("accept, say, reject and hangup typed on stdin reach the applicants; close prints lineClosed 0")
+    func answersTypedOnStdin() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let url = server.url("answers")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let input = Pipe()
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "320x180", "--line", "answers",
+                                     "--accept", "manual", "--signal", signal, "--stats", "json", "--duration", "30"], input: input)
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        func type(_ line: String) { input.fileHandleForWriting.write(Data((line + "\n").utf8)) }
+        func applicant(_ user: String) throws -> (KitProcess, String) {
+            let guest = try KitProcess(["guest", url, "--apply", "--no-play", "--source", "color:red", "--size", "160x90",
+                                        "--signal", signal, "--user-id", user, "--stats", "json", "--duration", "20"])
+            let applied = { (event: [String: Any]) in event["event"] as? String == "application" && event["userId"] as? String == user }
+            _ = hoster.waitFor(timeout: 10, applied)
+            let peer = try #require(hoster.events.first { applied($0.object) }?.object["peerId"] as? String, "\(hoster.names)")
+            return (guest, peer)
+        }
+        let (ann, annPeer) = try applicant("ann")
+        defer { ann.stop() }
+        type("accept \(annPeer)")
+        #expect(ann.waitFor(timeout: 5) { $0["event"] as? String == "applicationResult" && $0["code"] as? Int == 0 } != nil, "\(ann.names)")
+        #expect(ann.waitFor(timeout: 10) { $0["event"] as? String == "cohostPush.ok" } != nil, "\(ann.names)")
+        type("say hello ann")
+        #expect(ann.waitFor(timeout: 5) {
+            $0["event"] as? String == "message" && $0["type"] as? String == "normal" && $0["content"] as? String == "hello ann"
+        } != nil, "\(ann.names)")
+        let (bob, bobPeer) = try applicant("bob")
+        defer { bob.stop() }
+        type("reject \(bobPeer)")
+        #expect(bob.waitFor(timeout: 5) { $0["event"] as? String == "applicationResult" && $0["code"] as? Int == 601 } != nil, "\(bob.names)")
+        type("hangup \(annPeer)")
+        #expect(ann.waitFor(timeout: 5) { $0["event"] as? String == "hungUp" } != nil, "\(ann.names)")
+        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "cohostClosed" && $0["peerId"] as? String == annPeer } != nil)
+        type("close")
+        #expect(hoster.waitFor(timeout: 5) { $0["event"] as? String == "lineClosed" && $0["code"] as? Int == 0 } != nil, "\(hoster.names)")
+        #expect(hoster.names.last { $0.hasPrefix("line") || $0.hasPrefix("cohost") } == "lineClosed", "\(hoster.names)")
+    }
+
+    @Test("--sub-background FILE: a co-host tile before the co-host's first frame shows the image's colour to a viewer, then the co-host's picture")
+    func subBackgroundBeforeTheFirstFrame() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("liveline-fill-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let fill = dir.appendingPathComponent("green.png").path
+        let made = try CLI.run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "color=c=0x00ff00:s=64x36",
+                                                   "-frames:v", "1", fill])
+        try #require(made.status == 0, "\(made.stderr)")
+        let server = try Server()
+        defer { server.background.stop() }
+        let url = server.url("fill")
+        let signal = "ws://127.0.0.1:\(server.httpPort)/line"
+        let input = Pipe()
+        let hoster = try KitProcess(["host", url, "--source", "color:white", "--size", "640x360", "--mix", "equal", "--line", "fill",
+                                     "--accept", "manual", "--sub-background", fill, "--signal", signal, "--stats", "json",
+                                     "--duration", "30"], input: input)
+        defer { hoster.stop() }
+        #expect(hoster.waitFor(timeout: 10) { $0["event"] as? String == "lineResult" && $0["code"] as? Int == 0 } != nil)
+        let viewerProcess = Process()
+        viewerProcess.executableURL = URL(fileURLWithPath: CLI.liveline)
+        viewerProcess.arguments = ["guest", url, "--y4m", "-"]
+        let pipe = Pipe()
+        viewerProcess.standardOutput = pipe
+        viewerProcess.standardError = FileHandle.nullDevice
+        try viewerProcess.run()
+        defer {
+            viewerProcess.terminate()
+            viewerProcess.waitUntilExit()
+        }
+        let viewer = Y4MReader(handle: pipe.fileHandleForReading, points: try CohostLineTests.centres(cohosts: 1))
+        #expect(viewer.waitFor(timeout: 10) { _ in true } != nil)
+
+        // The co-host is held still (SIGSTOP) before it is accepted: its stream cannot start.
+        let cohost = try KitProcess(["guest", url, "--apply", "--no-play", "--source", "color:red", "--size", "160x90",
+                                     "--signal", signal, "--user-id", "co", "--stats", "json", "--duration", "20"])
+        defer {
+            kill(cohost.process.processIdentifier, SIGCONT)
+            cohost.stop()
+        }
+        let applied = { (event: [String: Any]) in event["event"] as? String == "application" }
+        _ = hoster.waitFor(timeout: 10, applied)
+        let peer = try #require(hoster.events.first { applied($0.object) }?.object["peerId"] as? String, "\(hoster.names)")
+        kill(cohost.process.processIdentifier, SIGSTOP)
+        input.fileHandleForWriting.write(Data("accept \(peer)\n".utf8))
+        let opened = try #require(hoster.waitFor(timeout: 5) { $0["event"] as? String == "cohostOpened" })
+        let tile = { (frame: Y4MReader.Frame) in CohostLineTests.name(frame.colours[1]) }
+        #expect(viewer.waitFor(after: opened, timeout: 5) { tile($0) == "green" } != nil, "\(viewer.all.suffix(3).map(tile))")
+        kill(cohost.process.processIdentifier, SIGCONT)
+        #expect(viewer.waitFor(after: opened, timeout: 10) { tile($0) == "red" } != nil, "\(viewer.all.suffix(3).map(tile))")
+    }
+
     @Test("a --no-play co-host reports its own push once a second and ends with a summary")
     func cohostReportsItsPush() throws {
         let server = try Server()
