@@ -51,6 +51,42 @@ struct LogTests {
         #expect(lines.count == written + reported.count)
     }
 
+    @Test("Log.threshold (the anyRTC SDK's setLogLevel): lines below it are not written, .none writes nothing")
+    func thresholdFilters() throws {
+        // What Log writes to stderr goes into a pipe for the moment of the test.
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer { close(ends[0]) }
+        let saved = dup(2)
+        try #require(saved >= 0 && dup2(ends[1], 2) == 2)
+        close(ends[1])
+        let marker = UUID().uuidString
+        let before = Log.threshold
+        for (level, name) in [(LogLevel.error, "error"), (.info, "info"), (.none, "none")] {
+            Log.threshold = level
+            Log.info("\(marker) info at \(name)")
+            Log.warning("\(marker) warning at \(name)")
+            Log.error("\(marker) error at \(name)")
+        }
+        Log.threshold = before
+        Log.flush()
+        dup2(saved, 2)
+        close(saved)
+        var text = ""
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(ends[0], $0.baseAddress, $0.count) }
+            if count <= 0 { break }
+            text += String(decoding: buffer[0..<count], as: UTF8.self)
+        }
+        let written = text.split(separator: "\n").filter { $0.contains(marker) }
+            .compactMap { line in line.range(of: "liveline ").map { line[$0.lowerBound...].replacingOccurrences(of: marker + " ", with: "") } }
+        #expect(written == [
+            "liveline error: error at error",
+            "liveline info: info at info", "liveline warning: warning at info", "liveline error: error at info",
+        ])
+    }
+
     @Test("flush returns once everything queued is written")
     func flushWritesEverything() throws {
         var ends: [Int32] = [0, 0]
