@@ -48,7 +48,7 @@ let package = Package(
         .target(
             name: "LiveLine",
             dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveSignal"],
-            swiftSettings: optimize),
+            swiftSettings: optimize + swift6),
         .executableTarget(
             name: "liveline",
             dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveRTMP", "LiveServer", "LiveLine"]),

@@ -4,6 +4,7 @@ import LiveCapture
 import LiveCore
 import LiveMix
 import LiveRTMP
+import Synchronization
 
 /// The hoster's mix stage (DESIGN.md §2): the host's filtered frames plus the co-hosts'
 /// frames, composed by a layout template into the picture that is encoded.
@@ -22,6 +23,7 @@ import LiveRTMP
 /// main picture (participant 0, aspect-fit) and the host's own frames go to the tile
 /// after the co-hosts'; the mixed frames keep the host frames' times.
 public final class HosterMix: @unchecked Sendable {
+    // @unchecked: every `var` below is touched only under `lock`.
     public let compositor: Compositor
     /// The sound side: each stream co-host's voice in the program, and its mix-minus
     /// pushed to its hear stream (`process(audio:)` is the pipeline's audio stage).
@@ -319,12 +321,11 @@ final class StreamCohostInput: CohostInput, @unchecked Sendable {
 /// One co-host's frames pulled from a local source on its own thread (the test co-hosts,
 /// and a shared picture).
 final class SourceCohostFeed: CohostInput, @unchecked Sendable {
-    // @unchecked: `isStopped` under `stopped`; the source is used on the feed thread only.
+    // @unchecked: `source` and `deliver` are used on the feed thread only.
     private let source: VideoSource
     private let deliver: (VideoFrame) -> Void
     private let ended: (@Sendable (Error?) -> Void)?
-    private let stopped = NSCondition()
-    private var isStopped = false
+    private let stopped = Mutex(false)
 
     /// `ended` runs on the feed's thread once it stops: nil when `stop()` ended it, the
     /// error when the source failed or ran out.
@@ -358,14 +359,10 @@ final class SourceCohostFeed: CohostInput, @unchecked Sendable {
     }
 
     private var shouldStop: Bool {
-        stopped.lock()
-        defer { stopped.unlock() }
-        return isStopped
+        stopped.withLock { $0 }
     }
 
     func stop() {
-        stopped.lock()
-        isStopped = true
-        stopped.unlock()
+        stopped.withLock { $0 = true }
     }
 }

@@ -21,6 +21,8 @@ import LiveFilter
 /// the video source leaves audio untouched. Without a video source (the anyRTC SDK's
 /// audio live mode) there is no capture or encode thread at all, only the audio thread.
 public final class HosterPipeline: @unchecked Sendable {
+    // @unchecked: what is set "before `start`" stays fixed while the threads run; the rest
+    // is touched only under `lock` or on the one thread that owns it (capture, encode, audio).
     /// A stage between the filters and the encoder (the mix compositor), on the capture thread.
     public typealias FrameStage = (VideoFrame) -> VideoFrame
     /// A stage between the audio source and the AAC encoder (the co-hosts' voices mixed
