@@ -51,7 +51,8 @@ let package = Package(
             swiftSettings: optimize + swift6),
         .executableTarget(
             name: "liveline",
-            dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveRTMP", "LiveServer", "LiveLine"]),
+            dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveRTMP", "LiveServer", "LiveLine"],
+            swiftSettings: swift6),
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
