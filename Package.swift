@@ -55,12 +55,12 @@ let package = Package(
             swiftSettings: swift6),
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveLine"], path: "Benchmarks/PipelineBench",
-            swiftSettings: optimize),
-        .executableTarget(name: "compositor-bench", dependencies: ["LiveCore", "LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
+            swiftSettings: optimize + swift6),
+        .executableTarget(name: "compositor-bench", dependencies: ["LiveCore", "LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize + swift6),
         .executableTarget(
             name: "audio-bench", dependencies: ["LiveCore", "LiveCapture", "LiveCodec", "LiveMix"], path: "Benchmarks/AudioBench",
-            swiftSettings: optimize),
-        .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
+            swiftSettings: optimize + swift6),
+        .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize + swift6),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.
         .target(name: "LiveTestSupport", dependencies: ["LiveCore"], path: "Tests/LiveTestSupport", swiftSettings: swift6),
@@ -82,8 +82,9 @@ let package = Package(
             dependencies: [
                 "LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveMix", "LiveNet", "LiveRTMP", "LiveSignal", "LiveServer", "LiveLine",
                 "LiveTestSupport",
-            ]),
-        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"]),
+            ],
+            swiftSettings: swift6),
+        .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"], swiftSettings: swift6),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -40,7 +40,7 @@ let mix = try Compositor(width: 1280, height: 720, template: .full, options: opt
 print("layout:\n" + mix.currentLayout.json())
 
 var checksum = 0
-func run(_ count: Int) {
+@MainActor func run(_ count: Int) {
     for n in 0..<count {
         mix.update(participant: 0, frame: hosts[n % variants])
         for c in 0..<3 { mix.update(participant: c + 1, frame: cohosts[c][(n + c) % variants]) }
