@@ -4,6 +4,7 @@ import LiveCodec
 import LiveCore
 import LiveMix
 import LiveRTMP
+import Synchronization
 
 /// The co-hosts' voices in the hoster's sound (DESIGN.md §4): the program carries
 /// everyone's voice, and each co-host hears everyone but itself.
@@ -121,13 +122,12 @@ public final class CohostVoices: @unchecked Sendable {
 
 /// One co-host's voice: resampled on its feed's thread, buffered for the audio thread.
 final class CohostVoice: @unchecked Sendable {
-    // @unchecked: `buffer` under `lock`; `resampler` on the feed's decode thread;
-    // `loudest` on the audio thread.
+    // @unchecked: `resampler` is used on the feed's decode thread only, `loudest` on the audio thread only.
     let key: String
     let userId: String
     let hear: HearPublisher?
-    private let lock = NSLock()
-    private var buffer: AudioVoiceBuffer?
+    /// Filled on the feed's thread, emptied on the audio thread.
+    private let buffer = Mutex<AudioVoiceBuffer?>(nil)
     private var resampler: Resampler?
     var loudest = 0
 
@@ -145,24 +145,24 @@ final class CohostVoice: @unchecked Sendable {
         guard let converted = frame.sampleRate == sampleRate && frame.channelCount == channelCount
             ? frame : (try? resampler?.convert(frame)) ?? nil
         else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        if buffer?.sampleRate != sampleRate || buffer?.channelCount != channelCount {
-            buffer = try? AudioVoiceBuffer(sampleRate: sampleRate, channelCount: channelCount)
+        buffer.withLock { buffer in
+            if buffer?.sampleRate != sampleRate || buffer?.channelCount != channelCount {
+                buffer = try? AudioVoiceBuffer(sampleRate: sampleRate, channelCount: channelCount)
+            }
+            try? buffer?.push(converted)
         }
-        try? buffer?.push(converted)
     }
 
     /// Audio thread: one block as long as `host` (silence while the voice fills).
     func pop(like host: AudioFrame) -> AudioFrame {
-        lock.lock()
-        defer { lock.unlock() }
-        guard var buffer, buffer.sampleRate == host.sampleRate, buffer.channelCount == host.channelCount else {
-            return AudioFrame(sampleRate: host.sampleRate, channelCount: host.channelCount, sampleCount: host.sampleCount, pts: host.pts)
+        buffer.withLock { stored in
+            guard var buffer = stored, buffer.sampleRate == host.sampleRate, buffer.channelCount == host.channelCount else {
+                return AudioFrame(sampleRate: host.sampleRate, channelCount: host.channelCount, sampleCount: host.sampleCount, pts: host.pts)
+            }
+            let block = buffer.pop(host.sampleCount, pts: host.pts)
+            stored = buffer
+            return block
         }
-        let block = buffer.pop(host.sampleCount, pts: host.pts)
-        self.buffer = buffer
-        return block
     }
 }
 
@@ -170,8 +170,7 @@ final class CohostVoice: @unchecked Sendable {
 /// `PUBID.hear` on a thread of its own. The connect (and every retry, with the push's
 /// backoff) happens there, never on the audio thread; blocks queued meanwhile are
 /// dropped oldest first, so the co-host hears the present once it connects.
-final class HearPublisher: @unchecked Sendable {
-    // @unchecked: the queue is thread-safe; the rest belongs to the publisher's thread.
+final class HearPublisher: Sendable {
     let url: RTMPURL
     private let options: RTMPPublishSink.Options
     private let bitrateKbps: Int

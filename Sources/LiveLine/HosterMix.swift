@@ -310,8 +310,7 @@ protocol CohostInput: AnyObject, Sendable {
 }
 
 /// A co-host stream feed as a mix input.
-final class StreamCohostInput: CohostInput, @unchecked Sendable {
-    // @unchecked: wraps a thread-safe feed.
+final class StreamCohostInput: CohostInput {
     private let feed: CohostStreamFeed
     init(feed: CohostStreamFeed) { self.feed = feed }
     func start() throws { feed.start() }
