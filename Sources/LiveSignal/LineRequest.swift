@@ -121,6 +121,7 @@ public struct LineRefusal: Error, Equatable, Sendable {
     public var message: String
     public var id: Int?
 
+    /// A refusal with `code` and a human `message`, answering the request numbered `id`.
     public init(code: LiveCode, message: String, id: Int? = nil) {
         self.code = code
         self.message = message

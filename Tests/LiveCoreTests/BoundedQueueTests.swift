@@ -55,4 +55,19 @@ struct BoundedQueueTests {
         #expect(queue.pop(timeout: 0.05) == nil)
         #expect(Date().timeIntervalSince(start) >= 0.04)
     }
+
+    @Test("close wakes a producer blocked on a full queue, which is refused")
+    func closeWakesBlockedProducer() {
+        let queue = BoundedQueue<Int>(capacity: 1, policy: .block)
+        #expect(queue.push(1))
+        let outcome = BoundedQueue<Bool>(capacity: 1, policy: .dropOldest)
+        let producer = Thread { outcome.push(queue.push(2)) }
+        producer.start()
+        Thread.sleep(forTimeInterval: 0.05)
+        #expect(outcome.depth == 0)  // still waiting for room
+        queue.close()
+        #expect(outcome.pop(timeout: 5) == false)
+        #expect(queue.pop() == 1)
+        #expect(queue.pop() == nil)
+    }
 }

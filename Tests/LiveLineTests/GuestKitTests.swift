@@ -230,7 +230,7 @@ struct GuestKitTests {
         #expect(!Self.names(events).contains("hosterAudioActive"), "\(Self.names(events))")
     }
 
-    @Test("a token provider that answers late does not hold startPlay; one that fails ends the play with its code (202)")
+    @Test("a token provider that answers late does not hold startPlay; one that fails ends the play with its code (202), never playing without a token")
     func tokenProviderDoesNotBlock() throws {
         let nginx = try Peers.NginxRTMP()
         defer { nginx.stop() }
@@ -260,6 +260,8 @@ struct GuestKitTests {
         #expect(eventually(5) { closed.value != nil })
         #expect(closed.value == .authFailed)
         #expect(refused.playEnd?.reason == .failed)
+        // It never played without a token (nginx-rtmp would have served it).
+        #expect(refused.stats.frames == 0 && refused.stats.audioFrames == 0)
     }
 
     @Test("setRenderMode at run time: a 320x240 stream into a 240x240 sink fills it (aspect-fill, the default), then leaves bars (aspect-fit)")

@@ -202,7 +202,8 @@ struct LineMembersKitTests {
             #expect(notified?.0 == relay.server.signalURL && notified?.1 == "crowd")
         }
 
-        let token = TokenRelay.token("app", .api, "api/live/crowd/members")
+        // Long-lived: four joins before its first use may take a while on a loaded machine.
+        let token = TokenRelay.token("app", .api, "api/live/crowd/members", seconds: 600)
         let first = try await relay.server.members(liveId: "crowd", page: 1, size: 2, token: token)
         #expect(first.total == 5 && first.pageSize == 2 && first.page == 1)
         #expect(first.members.map(\.userId) == ["host", "g1"] && first.members.map(\.role) == ["hoster", "guest"])
@@ -213,7 +214,7 @@ struct LineMembersKitTests {
         await #expect(throws: LineServer.MembersError.refused(status: 401, code: .tokenMustBeVerified, message: "no token given")) {
             try await relay.server.members(liveId: "crowd")
         }
-        let elsewhere = TokenRelay.token("app", .api, "api/live/nowhere/members")
+        let elsewhere = TokenRelay.token("app", .api, "api/live/nowhere/members", seconds: 600)
         await #expect(throws: LineServer.MembersError.refused(status: 404, code: .lineNotStarted, message: "line nowhere has not started")) {
             try await relay.server.members(liveId: "nowhere", token: elsewhere)
         }

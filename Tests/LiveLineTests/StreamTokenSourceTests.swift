@@ -37,17 +37,6 @@ struct StreamTokenSourceTests {
         }
         #expect(Date().timeIntervalSince(started) < 2)
     }
-
-    @Test("the guest kit fails to start with the provider's error instead of connecting without a token")
-    func guestStart() throws {
-        var options = Guest.Options()
-        options.tokenProvider = { throw LiveError(.authFailed, "no token for you") }
-        #expect(options.cohostPush.tokenProvider != nil)
-        let guest = Guest(options: options)
-        #expect(throws: LiveError(.authFailed, "no token for you")) {
-            try guest.startPlay(url: "rtmp://127.0.0.1:9/live/x", sink: nil)
-        }
-    }
 }
 
 /// A call counter the provider closure can share.
