@@ -37,7 +37,7 @@ public final class CohostVoices: @unchecked Sendable {
     public init() {}
 
     /// Reports each co-host's voice level, 0–100 (`AudioLevel`, the loudest block since the
-    /// last report), at most once per `intervalMilliseconds` (the seed's showTime), with
+    /// last report), at most once per `intervalMilliseconds` (the anyRTC SDK's showTime), with
     /// its key (peerId) and user id; on the audio thread.
     public func onLevel(every intervalMilliseconds: Int, _ handler: (@Sendable (String, String, Int) -> Void)?) {
         state.withLock { state in

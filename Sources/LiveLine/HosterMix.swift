@@ -184,7 +184,7 @@ public final class HosterMix: Sendable {
         voices.remove(key: key)
     }
 
-    /// Changes the template and options live (seed: setMixVideoModel: /
+    /// Changes the template and options live (the anyRTC SDK's setMixVideoModel: /
     /// setVideoTemplate:…), keeping the co-hosts. Throws when the layout does not fit;
     /// the one in use stays then.
     public func setLayout(template: MixTemplate, options: MixOptions) throws {

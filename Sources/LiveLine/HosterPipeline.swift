@@ -99,7 +99,7 @@ public final class HosterPipeline: @unchecked Sendable {
     }
 
     /// Off: the audio track goes on with digital silence in place of the source's
-    /// sound (seed: setLocalAudioEnable), and `onAudioLevel` is quiet. Silence rather
+    /// sound (the anyRTC SDK's setLocalAudioEnable), and `onAudioLevel` is quiet. Silence rather
     /// than a gap: players and ffmpeg see one continuous track (no underrun, no
     /// resync), A/V sync holds, and the AAC encoder's input stays continuous, as its
     /// timing counts samples. The source keeps running so the sound returns at once.
@@ -141,7 +141,7 @@ public final class HosterPipeline: @unchecked Sendable {
         sourceFrameHandler = handler
     }
 
-    /// Captures from `next` from the next frame on (seed: switchCamera); the old source
+    /// Captures from `next` from the next frame on (the anyRTC SDK's switchCamera); the old source
     /// is stopped on the capture thread. Timestamps continue where the old source left
     /// off. Any thread.
     public func switchSource(to next: VideoSource) {

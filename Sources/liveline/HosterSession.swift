@@ -144,7 +144,7 @@ struct HosterSession {
 
 extension HosterSession {
     /// The startup line about the sound: what is sent, or that there is none.
-    /// The seed's liveData for the living list when `--live-info` is not given: the pull
+    /// The anyRTC SDK's liveData for the living list when `--live-info` is not given: the pull
     /// URL without its query (no secrets), the live id as topic, orientation, audio
     /// mode and the hoster's user id. Strict JSON, keys sorted.
     static func defaultLiveInfo(_ options: HosterOptions, liveId: String, userId: String) -> String {
@@ -439,7 +439,7 @@ struct StatsReport {
 
     /// A run that never started (no source, no logo, no file, no server): the kit
     /// reported nothing, so a program reading the JSON lines still gets the failure
-    /// (seed: onRtmpStreamFailed) and a summary. People get the error alone.
+    /// (the anyRTC SDK's onRtmpStreamFailed) and a summary. People get the error alone.
     /// `reported`: the kit's own `failed` event has gone out (a first connect that failed).
     func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double, reported: Bool = false) {
         guard json else { return }
