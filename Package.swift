@@ -15,9 +15,6 @@ import PackageDescription
 // memory. The measured pixel loops get their speed from wrapping operators and unsafe
 // buffers instead (STYLE.md 13). Kept as the one place for per-target settings.
 let optimize: [SwiftSetting] = []
-// The modules converted to the Swift 6 language mode, where the compiler checks what
-// crosses threads (STYLE.md 12); the package default below stays 5 for the rest.
-let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 let package = Package(
     name: "LiveLine",
@@ -33,18 +30,18 @@ let package = Package(
         .systemLibrary(
             name: "CV4L2", path: "Sources/CV4L2", pkgConfig: "libv4l2",
             providers: [.apt(["libv4l-dev"])]),
-        .target(name: "LiveCore", swiftSettings: optimize + swift6),
+        .target(name: "LiveCore", swiftSettings: optimize),
         // Access tokens: parsers of what peers send, so built with checks (no -Ounchecked).
-        .target(name: "LiveAuth", dependencies: ["LiveCore"], swiftSettings: swift6),
-        .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize + swift6),
-        .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize + swift6),
-        .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize + swift6),
+        .target(name: "LiveAuth", dependencies: ["LiveCore"]),
+        .target(name: "LiveCodec", dependencies: ["CFFmpeg", "LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveCapture", dependencies: ["CV4L2", "LiveCore", "LiveCodec"], swiftSettings: optimize),
+        .target(name: "LiveFilter", dependencies: ["LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveMix", dependencies: ["LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveNet", dependencies: ["LiveCore"], swiftSettings: optimize),
+        .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
-        .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize + swift6),
-        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize + swift6),
+        .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
+        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize),
         .target(
             name: "LiveLine",
             dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveSignal"],
@@ -55,27 +52,26 @@ let package = Package(
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
-        .executableTarget(name: "compositor-bench", dependencies: ["LiveCore", "LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize + swift6),
+        .executableTarget(name: "compositor-bench", dependencies: ["LiveCore", "LiveMix"], path: "Benchmarks/CompositorBench", swiftSettings: optimize),
         .executableTarget(
             name: "audio-bench", dependencies: ["LiveCore", "LiveCapture", "LiveCodec", "LiveMix"], path: "Benchmarks/AudioBench",
-            swiftSettings: optimize + swift6),
-        .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize + swift6),
+            swiftSettings: optimize),
+        .executableTarget(name: "rtmp-load", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], path: "Benchmarks/RTMPLoad", swiftSettings: optimize),
         // Helpers the test targets share (running programs, build products, ffprobe);
         // in no product, so only test bundles link it.
-        .target(name: "LiveTestSupport", dependencies: ["LiveCore"], path: "Tests/LiveTestSupport", swiftSettings: swift6),
-        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"], swiftSettings: swift6),
-        .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"], swiftSettings: swift6),
-        .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"], swiftSettings: swift6),
-        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture", "LiveTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"], swiftSettings: swift6),
-        .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"], swiftSettings: swift6),
-        .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"], swiftSettings: swift6),
-        .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"], swiftSettings: swift6),
-        .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"], swiftSettings: swift6),
+        .target(name: "LiveTestSupport", dependencies: ["LiveCore"], path: "Tests/LiveTestSupport"),
+        .testTarget(name: "LiveCoreTests", dependencies: ["LiveCore"]),
+        .testTarget(name: "LiveAuthTests", dependencies: ["LiveAuth", "LiveCore"]),
+        .testTarget(name: "LiveCodecTests", dependencies: ["CFFmpeg", "LiveCore", "LiveCodec"]),
+        .testTarget(name: "LiveCaptureTests", dependencies: ["LiveCore", "LiveCapture", "LiveTestSupport"]),
+        .testTarget(name: "LiveFilterTests", dependencies: ["LiveCore", "LiveFilter"]),
+        .testTarget(name: "LiveMixTests", dependencies: ["LiveCore", "LiveMix"]),
+        .testTarget(name: "LiveNetTests", dependencies: ["LiveCore", "LiveNet", "LiveTestSupport"]),
+        .testTarget(name: "LiveRTMPTests", dependencies: ["LiveCore", "LiveCodec", "LiveRTMP"]),
+        .testTarget(name: "LiveSignalTests", dependencies: ["LiveCore", "LiveNet", "LiveRTMP", "LiveSignal", "LiveTestSupport"]),
         .testTarget(
             name: "LiveServerTests",
-            dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal", "LiveServer", "LiveTestSupport"],
-            swiftSettings: swift6),
+            dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal", "LiveServer", "LiveTestSupport"]),
         .testTarget(
             name: "LiveLineTests",
             dependencies: [
@@ -84,5 +80,7 @@ let package = Package(
             ]),
         .testTarget(name: "livelineTests", dependencies: ["liveline", "LiveCore", "LiveAuth", "LiveTestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    // Every target in the Swift 6 language mode, where the compiler checks what crosses
+    // threads (STYLE.md 12).
+    swiftLanguageModes: [.v6]
 )

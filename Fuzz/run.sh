@@ -32,7 +32,7 @@ esac
 
 # The optimisation of `swift build -c release` (Package.swift sets no other flags).
 optimize=(-O -whole-module-optimization)
-flags=(-sanitize=fuzzer,address -parse-as-library "${optimize[@]}" -g -swift-version 5 -I "$build" -I "$root/Sources/CFFmpeg")
+flags=(-sanitize=fuzzer,address -parse-as-library "${optimize[@]}" -g -swift-version 6 -package-name LiveLine -I "$build" -I "$root/Sources/CFFmpeg")
 echo "swiftc flags: ${flags[*]}" >&2
 # Rebuilt from scratch when the flags change.
 if [[ $(cat "$build/flags" 2>/dev/null) != "${flags[*]}" ]]; then
@@ -45,7 +45,8 @@ fi
 rebuilt=
 module() {
     local name=$1; shift
-    local sources=("$root/Sources/$name"/*.swift)
+    local sources
+    mapfile -t sources < <(find "$root/Sources/$name" -name '*.swift' | sort)
     local lib="$build/lib$name.a"
     if [[ -n $rebuilt || ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]]; then
         rebuilt=yes
@@ -55,7 +56,7 @@ module() {
     fi
 }
 # In dependency order (Package.swift); every target links them all.
-modules=(LiveCore LiveAuth LiveCodec LiveNet LiveRTMP LiveServer)
+modules=(LiveCore LiveAuth LiveCodec LiveNet LiveRTMP LiveSignal LiveServer)
 libraries=()
 for name in "${modules[@]}"; do
     module "$name"

@@ -6,6 +6,7 @@
 // get exactly one reply, to its sender, unless the sender is disconnected for it (far over
 // the request rate).
 import LiveServer
+import LiveSignal
 
 /// Predictable tokens (peerIds "t1", "t2", … in the order they are made), so seeds can
 /// name the peerId an application was given.

@@ -141,9 +141,7 @@ extension Guest {
     /// cannot be made (the source in use stays then).
     public func switchCamera() throws {
         guard let source = try cohostCamera.switchSource() else { return }
-        lock.lock()
-        let pipeline = cohostPipeline
-        lock.unlock()
+        let pipeline = shared.withLock { $0.cohostPipeline }
         if let pipeline { pipeline.switchSource(to: source) } else { source.stop() }
     }
 

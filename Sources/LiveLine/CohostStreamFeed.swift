@@ -2,6 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveRTMP
+import Synchronization
 
 /// One co-host's pubId stream into the mix: plays it (RTMPPlayer + H.264 and AAC
 /// decoders, the guest pipeline) and hands every decoded frame to `deliver` and every
@@ -12,16 +13,16 @@ import LiveRTMP
 /// pause apart, until `stop()`. Decoded frames come from the decoder's pool, so the
 /// compositor may hold them without a copy.
 final class CohostStreamFeed: @unchecked Sendable {
-    // @unchecked: `current` and `stopped` under `lock`; the supervising thread owns the rest.
+    // @unchecked: the handlers and `lastSize` are used on the decode thread only; the rest
+    // is fixed, or in `state`.
     let url: RTMPURL
     private let tokenProvider: TokenProvider?
     private let deliver: (VideoFrame) -> Void
     private let deliverAudio: (AudioFrame) -> Void
     private let firstFrame: (Int, Int) -> Void
     private let resized: (Int, Int) -> Void
-    private let lock = NSLock()
-    private var current: GuestPipeline?
-    private var stopped = false
+    /// The pipeline playing now, and whether `stop()` was called.
+    private let state = Mutex<(current: GuestPipeline?, stopped: Bool)>((nil, false))
     /// The size of the last frame delivered (decode thread); nil before the first.
     private var lastSize: (width: Int, height: Int)?
 
@@ -50,17 +51,15 @@ final class CohostStreamFeed: @unchecked Sendable {
 
     /// Stops playing; returns at once (the player closes on its own thread).
     func stop() {
-        lock.lock()
-        stopped = true
-        let pipeline = current
-        lock.unlock()
+        let pipeline = state.withLock { state in
+            state.stopped = true
+            return state.current
+        }
         pipeline?.stop()
     }
 
     private var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
+        state.withLock { $0.stopped }
     }
 
     private func supervise() {
@@ -83,22 +82,19 @@ final class CohostStreamFeed: @unchecked Sendable {
                 deliver(frame)
             }
             pipeline.onAudio = deliverAudio
-            lock.lock()
-            guard !stopped else {
-                lock.unlock()
-                return
+            let started = state.withLock { state in
+                guard !state.stopped else { return false }
+                state.current = pipeline
+                return true
             }
-            current = pipeline
-            lock.unlock()
+            guard started else { return }
             do {
                 try pipeline.start()
                 _ = try? pipeline.wait()
             } catch {
                 Log.warning("co-host stream \(url): \(error)")
             }
-            lock.lock()
-            current = nil
-            lock.unlock()
+            state.withLock { $0.current = nil }
             if !isStopped { usleep(200_000) }
         }
     }

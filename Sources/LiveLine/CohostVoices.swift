@@ -4,6 +4,7 @@ import LiveCodec
 import LiveCore
 import LiveMix
 import LiveRTMP
+import Synchronization
 
 /// The co-hosts' voices in the hoster's sound (DESIGN.md §4): the program carries
 /// everyone's voice, and each co-host hears everyone but itself.
@@ -20,72 +21,71 @@ import LiveRTMP
 /// no co-hosts it returns the host block as it came. The voices are mixed at the host
 /// block's rate and channels; each feed resamples to that on its own thread.
 public final class CohostVoices: @unchecked Sendable {
-    // @unchecked: `voices`, `format` and the level state under `lock`; `mixer` on the audio thread.
-    private let lock = NSLock()
-    private var voices: [CohostVoice] = []
-    private var format: (sampleRate: Int, channelCount: Int)?
+    // @unchecked: `mixer` and `lastLevelReport` are used on the audio thread only; the rest is in `state`.
+    /// What the audio thread shares with the feeds' threads and the kit.
+    private struct State {
+        var voices: [CohostVoice] = []
+        var format: (sampleRate: Int, channelCount: Int)?
+        var levelHandler: (@Sendable (String, String, Int) -> Void)?
+        var levelIntervalMicros: UInt64 = 500_000
+    }
+
+    private let state = Mutex(State())
     private var mixer = AudioMixMinus()
-    private var levelHandler: ((String, String, Int) -> Void)?
-    private var levelIntervalMicros: UInt64 = 500_000
     private var lastLevelReport: UInt64 = 0
 
     public init() {}
 
     /// Reports each co-host's voice level, 0–100 (`AudioLevel`, the loudest block since the
-    /// last report), at most once per `intervalMilliseconds` (the seed's showTime), with
+    /// last report), at most once per `intervalMilliseconds` (the anyRTC SDK's showTime), with
     /// its key (peerId) and user id; on the audio thread.
-    public func onLevel(every intervalMilliseconds: Int, _ handler: ((String, String, Int) -> Void)?) {
-        lock.lock()
-        levelIntervalMicros = UInt64(max(1, intervalMilliseconds)) * 1000
-        levelHandler = handler
-        lock.unlock()
+    public func onLevel(every intervalMilliseconds: Int, _ handler: (@Sendable (String, String, Int) -> Void)?) {
+        state.withLock { state in
+            state.levelIntervalMicros = UInt64(max(1, intervalMilliseconds)) * 1000
+            state.levelHandler = handler
+        }
     }
 
     /// Adds the voice `key`; its mix-minus goes to `hear` (none: the voice is only mixed).
     func add(key: String, userId: String, hear: HearPublisher?) {
         let voice = CohostVoice(key: key, userId: userId, hear: hear)
-        lock.lock()
-        voices.removeAll { $0.key == key }
-        voices.append(voice)
-        lock.unlock()
+        state.withLock { state in
+            state.voices.removeAll { $0.key == key }
+            state.voices.append(voice)
+        }
         hear?.start()
     }
 
     /// Removes the voice `key` and closes its hear stream (without waiting).
     func remove(key: String) {
-        lock.lock()
-        let gone = voices.filter { $0.key == key }
-        voices.removeAll { $0.key == key }
-        lock.unlock()
+        let gone = state.withLock { state in
+            defer { state.voices.removeAll { $0.key == key } }
+            return state.voices.filter { $0.key == key }
+        }
         gone.forEach { $0.hear?.stop() }
     }
 
     /// Keys of the voices, in the order they joined.
     public var keys: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return voices.map(\.key)
+        state.withLock { $0.voices.map(\.key) }
     }
 
     /// Decoded audio of the voice `key` (its feed's decode thread): resampled to the
     /// mix's format and buffered. Dropped before the mix has run once (its format unknown).
     func push(_ frame: AudioFrame, key: String) {
-        lock.lock()
-        let voice = voices.first { $0.key == key }
-        let format = self.format
-        lock.unlock()
+        let (voice, format) = state.withLock { state in (state.voices.first { $0.key == key }, state.format) }
         guard let voice, let format else { return }
         voice.push(frame, sampleRate: format.sampleRate, channelCount: format.channelCount)
     }
 
     /// The audio stage (audio thread): the host block in, the program block out.
     public func process(_ host: AudioFrame) -> AudioFrame {
-        lock.lock()
-        if format?.sampleRate != host.sampleRate || format?.channelCount != host.channelCount {
-            format = (host.sampleRate, host.channelCount)
+        let voices = state.withLock { state in
+            if state.format?.sampleRate != host.sampleRate || state.format?.channelCount != host.channelCount {
+                state.format = (host.sampleRate, host.channelCount)
+            }
+            return state.voices
         }
-        let voices = self.voices
-        lock.unlock()
         guard !voices.isEmpty else { return host }
         let blocks = voices.map { $0.pop(like: host) }
         guard let output = try? mixer.mix([host] + blocks) else { return host }
@@ -96,17 +96,15 @@ public final class CohostVoices: @unchecked Sendable {
 
     /// Stops every hear stream (the push ended).
     func stop() {
-        lock.lock()
-        let all = voices
-        voices = []
-        lock.unlock()
+        let all = state.withLock { state in
+            defer { state.voices = [] }
+            return state.voices
+        }
         all.forEach { $0.hear?.stop() }
     }
 
     private func reportLevels(_ voices: [CohostVoice], _ blocks: [AudioFrame]) {
-        lock.lock()
-        let handler = levelHandler, interval = levelIntervalMicros
-        lock.unlock()
+        let (handler, interval) = state.withLock { ($0.levelHandler, $0.levelIntervalMicros) }
         guard let handler else { return }
         for (voice, block) in zip(voices, blocks) { voice.loudest = max(voice.loudest, AudioLevel.of(block.samples)) }
         let now = Clock.monotonicMicros()
@@ -121,13 +119,12 @@ public final class CohostVoices: @unchecked Sendable {
 
 /// One co-host's voice: resampled on its feed's thread, buffered for the audio thread.
 final class CohostVoice: @unchecked Sendable {
-    // @unchecked: `buffer` under `lock`; `resampler` on the feed's decode thread;
-    // `loudest` on the audio thread.
+    // @unchecked: `resampler` is used on the feed's decode thread only, `loudest` on the audio thread only.
     let key: String
     let userId: String
     let hear: HearPublisher?
-    private let lock = NSLock()
-    private var buffer: AudioVoiceBuffer?
+    /// Filled on the feed's thread, emptied on the audio thread.
+    private let buffer = Mutex<AudioVoiceBuffer?>(nil)
     private var resampler: Resampler?
     var loudest = 0
 
@@ -145,24 +142,24 @@ final class CohostVoice: @unchecked Sendable {
         guard let converted = frame.sampleRate == sampleRate && frame.channelCount == channelCount
             ? frame : (try? resampler?.convert(frame)) ?? nil
         else { return }
-        lock.lock()
-        defer { lock.unlock() }
-        if buffer?.sampleRate != sampleRate || buffer?.channelCount != channelCount {
-            buffer = try? AudioVoiceBuffer(sampleRate: sampleRate, channelCount: channelCount)
+        buffer.withLock { buffer in
+            if buffer?.sampleRate != sampleRate || buffer?.channelCount != channelCount {
+                buffer = try? AudioVoiceBuffer(sampleRate: sampleRate, channelCount: channelCount)
+            }
+            try? buffer?.push(converted)
         }
-        try? buffer?.push(converted)
     }
 
     /// Audio thread: one block as long as `host` (silence while the voice fills).
     func pop(like host: AudioFrame) -> AudioFrame {
-        lock.lock()
-        defer { lock.unlock() }
-        guard var buffer, buffer.sampleRate == host.sampleRate, buffer.channelCount == host.channelCount else {
-            return AudioFrame(sampleRate: host.sampleRate, channelCount: host.channelCount, sampleCount: host.sampleCount, pts: host.pts)
+        buffer.withLock { stored in
+            guard var buffer = stored, buffer.sampleRate == host.sampleRate, buffer.channelCount == host.channelCount else {
+                return AudioFrame(sampleRate: host.sampleRate, channelCount: host.channelCount, sampleCount: host.sampleCount, pts: host.pts)
+            }
+            let block = buffer.pop(host.sampleCount, pts: host.pts)
+            stored = buffer
+            return block
         }
-        let block = buffer.pop(host.sampleCount, pts: host.pts)
-        self.buffer = buffer
-        return block
     }
 }
 
@@ -170,8 +167,7 @@ final class CohostVoice: @unchecked Sendable {
 /// `PUBID.hear` on a thread of its own. The connect (and every retry, with the push's
 /// backoff) happens there, never on the audio thread; blocks queued meanwhile are
 /// dropped oldest first, so the co-host hears the present once it connects.
-final class HearPublisher: @unchecked Sendable {
-    // @unchecked: the queue is thread-safe; the rest belongs to the publisher's thread.
+final class HearPublisher: Sendable {
     let url: RTMPURL
     private let options: RTMPPublishSink.Options
     private let bitrateKbps: Int

@@ -1,6 +1,7 @@
 import Foundation
 import LiveCodec
 import LiveCore
+import Synchronization
 
 /// Where the hoster's encoded media goes: the RTMP publisher, a recording.
 ///
@@ -37,12 +38,15 @@ extension EncodedVideoSink {
 /// under a lock. A failed write (a full disk) ends the recording, not the push: the file
 /// keeps what reached it, the error is logged and kept in `failure`, and later packets
 /// are skipped.
-public final class RecordingSink: EncodedVideoSink, @unchecked Sendable {
-    // @unchecked: `recorder` and `_failure` are touched only under `lock`.
+public final class RecordingSink: EncodedVideoSink, Sendable {
     public let path: String
-    private let lock = NSLock()
-    private var recorder: MediaRecorder?
-    private var _failure: Error?
+    /// The recorder while it records, and why it stopped early.
+    private struct State {
+        var recorder: MediaRecorder?
+        var failure: Error?
+    }
+
+    private let state = Mutex(State())
 
     public init(path: String) throws {
         let lower = path.lowercased()
@@ -55,9 +59,7 @@ public final class RecordingSink: EncodedVideoSink, @unchecked Sendable {
 
     /// Why the recording stopped early; nil while it goes on.
     public var failure: Error? {
-        lock.lock()
-        defer { lock.unlock() }
-        return _failure
+        state.withLock { $0.failure }
     }
 
     public func open(stream: VideoStreamInfo) throws {
@@ -66,9 +68,7 @@ public final class RecordingSink: EncodedVideoSink, @unchecked Sendable {
 
     public func open(video: VideoStreamInfo?, audio: AudioStreamInfo?) throws {
         let made = try MediaRecorder(path: path, video: video, audio: audio)
-        lock.lock()
-        recorder = made
-        lock.unlock()
+        state.withLock { $0.recorder = made }
     }
 
     public func write(_ packet: EncodedVideoPacket) throws {
@@ -80,23 +80,23 @@ public final class RecordingSink: EncodedVideoSink, @unchecked Sendable {
     }
 
     public func close() throws {
-        lock.lock()
-        defer { lock.unlock() }
-        try recorder?.finish()
-        recorder = nil
+        try state.withLock { state in
+            try state.recorder?.finish()
+            state.recorder = nil
+        }
     }
 
     private func record(_ write: (MediaRecorder) throws -> Void) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let recorder else { return }
-        do {
-            try write(recorder)
-        } catch {
-            _failure = error
-            try? recorder.finish()
-            self.recorder = nil
-            Log.error("recording to \(path) stopped: \(error)")
+        state.withLock { state in
+            guard let recorder = state.recorder else { return }
+            do {
+                try write(recorder)
+            } catch {
+                state.failure = error
+                try? recorder.finish()
+                state.recorder = nil
+                Log.error("recording to \(path) stopped: \(error)")
+            }
         }
     }
 }

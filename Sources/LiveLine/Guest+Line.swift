@@ -4,6 +4,7 @@ import LiveAuth
 import LiveCore
 import LiveRTMP
 import LiveSignal
+import Synchronization
 
 /// The guest's co-host line (the anyRTC SDK: ARRtmpGuestKit's RTC methods, DESIGN.md §4).
 ///
@@ -54,15 +55,13 @@ extension Guest {
                                       },
                                       onEnded: { [weak self] session, _, _ in
                                           guard let self else { return }
-                                          lock.lock()
-                                          if line === session { line = nil }
-                                          lock.unlock()
+                                          shared.withLock { shared in
+                                              if shared.line === session { shared.line = nil }
+                                          }
                                           stopCohostPush()
                                           stopRemoteRenders()
                                       })
-        lock.lock()
-        line = session
-        lock.unlock()
+        shared.withLock { $0.line = session }
         // After a reconnect the guest joins again (and may apply again).
         session.start(token: token, reply: lineRefusal) { client, token, tokenUser, reply in
             client.join(liveId: liveId, userId: tokenUser ?? userId, userData: userData, token: token, reply: reply)
@@ -95,10 +94,10 @@ extension Guest {
     /// closes, and `.lineClosed(code: .ok, …)` is reported before it returns. Waits up to
     /// 2 s for the server's answer. Any thread but the line's loop.
     public func leaveLine() {
-        lock.lock()
-        let session = line
-        line = nil
-        lock.unlock()
+        let session = shared.withLock { shared in
+            defer { shared.line = nil }
+            return shared.line
+        }
         guard let session else { return }
         stopCohostPush()
         stopRemoteRenders()
@@ -132,11 +131,10 @@ extension Guest {
     /// Off: the co-host push sends a black picture instead of the camera, at its normal
     /// frame rate, and the room hears remote AV status (the anyRTC SDK: setLocalVideoEnable:).
     public func setLocalVideoEnable(_ enabled: Bool) {
-        lock.lock()
-        localAV.video = enabled
-        let pipeline = cohostPipeline
-        let status = localAV
-        lock.unlock()
+        let (pipeline, status) = shared.withLock { shared in
+            shared.localAV.video = enabled
+            return (shared.cohostPipeline, shared.localAV)
+        }
         pipeline?.setVideoEnabled(enabled)
         tellAVStatus(status)
     }
@@ -146,11 +144,10 @@ extension Guest {
     /// AV status (the anyRTC SDK: setLocalAudioEnable:). Before co-hosting it sets how the push
     /// starts, and the room hears it once the guest is accepted.
     public func setLocalAudioEnable(_ enabled: Bool) {
-        lock.lock()
-        localAV.audio = enabled
-        let pipeline = cohostPipeline
-        let status = localAV
-        lock.unlock()
+        let (pipeline, status) = shared.withLock { shared in
+            shared.localAV.audio = enabled
+            return (shared.cohostPipeline, shared.localAV)
+        }
         pipeline?.setAudioEnabled(enabled)
         tellAVStatus(status)
     }
@@ -167,9 +164,7 @@ extension Guest {
     /// with tokens on wants from line members. Any thread; blocks while a token provider
     /// answers. Throws when the guest is in no line or the play cannot start.
     public func setRemoteVideoRender(pubId: String, render: (@Sendable (VideoFrame) -> Void)?) throws {
-        lock.lock()
-        let previous = remoteRenders.removeValue(forKey: pubId)
-        lock.unlock()
+        let previous = shared.withLock { $0.remoteRenders.removeValue(forKey: pubId) }
         previous?.stop()
         guard let render else { return }
         guard let line = currentLine else { throw LiveError(.lineNotStarted, "no line: call joinLine first") }
@@ -184,17 +179,17 @@ extension Guest {
             }
         }
         try pipeline.start()
-        lock.lock()
-        remoteRenders[pubId] = pipeline
-        lock.unlock()
+        shared.withLock { $0.remoteRenders[pubId] = pipeline }
     }
 
     /// Stops every co-host stream `setRemoteVideoRender` plays (any thread).
     func stopRemoteRenders(pubId: String? = nil) {
-        lock.lock()
-        let stopped = pubId.map { key in remoteRenders.removeValue(forKey: key).map { [$0] } ?? [] } ?? Array(remoteRenders.values)
-        if pubId == nil { remoteRenders.removeAll() }
-        lock.unlock()
+        let stopped = shared.withLock { shared in
+            let stopped = pubId.map { key in shared.remoteRenders.removeValue(forKey: key).map { [$0] } ?? [] }
+                ?? Array(shared.remoteRenders.values)
+            if pubId == nil { shared.remoteRenders.removeAll() }
+            return stopped
+        }
         stopped.forEach { $0.stop() }
     }
 
@@ -206,24 +201,18 @@ extension Guest {
 
     /// True while the guest publishes to its pubId stream.
     public var isCohosting: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cohostPipeline != nil
+        shared.withLock { $0.cohostPipeline != nil }
     }
 
     /// The co-host push's capture and encode figures (zero when not co-hosting).
     public var cohostStats: PipelineStats {
-        lock.lock()
-        defer { lock.unlock() }
-        return cohostPipeline?.stats ?? PipelineStats()
+        shared.withLock { $0.cohostPipeline?.stats ?? PipelineStats() }
     }
 
     // MARK: - Line loop thread
 
     private var currentLine: LineSession? {
-        lock.lock()
-        defer { lock.unlock() }
-        return line
+        shared.withLock { $0.line }
     }
 
     private func lineEvent(_ event: LineEvent, serverId: String, liveId: String) {
@@ -238,9 +227,7 @@ extension Guest {
                                               tokenProvider: options.tokenProvider)
                 // The room hears only co-hosts' switches: one made before the accept is told
                 // now, and so is the picture an audio link (linkMediaMode) never sends.
-                lock.lock()
-                let status = localAV
-                lock.unlock()
+                let status = shared.withLock { $0.localAV }
                 let video = status.video && (audioLine || options.linkMediaMode == .video)
                 if !status.audio || !video {
                     line.send { [refusal = lineRefusal] in $0.setAVStatus(audio: status.audio, video: video, reply: refusal) }
@@ -269,9 +256,7 @@ extension Guest {
     }
 
     private func startCohostPush(url: RTMPURL, audioOnly: Bool) {
-        lock.lock()
-        let epoch = cohostEpoch
-        lock.unlock()
+        let epoch = shared.withLock { $0.cohostEpoch }
         // The pipeline's connect blocks for a moment: keep it off the line's loop.
         Thread.detachNewThread { [weak self] in
             guard let self else { return }
@@ -302,16 +287,15 @@ extension Guest {
                 pipeline.onAudioLevel(every: showTime) { [weak self] level in
                     self?.reportLine(.cohostPush(.localAudioActive(level: level, showTime: showTime)))
                 }
-                lock.lock()
-                guard epoch == cohostEpoch else {
-                    lock.unlock()
-                    return
+                let (current, previous) = shared.withLock { shared -> (Bool, HosterPipeline?) in
+                    guard epoch == shared.cohostEpoch else { return (false, nil) }
+                    let previous = shared.cohostPipeline
+                    shared.cohostPipeline = pipeline
+                    pipeline.setVideoEnabled(shared.localAV.video)
+                    pipeline.setAudioEnabled(shared.localAV.audio)
+                    return (true, previous)
                 }
-                let previous = cohostPipeline
-                cohostPipeline = pipeline
-                pipeline.setVideoEnabled(localAV.video)
-                pipeline.setAudioEnabled(localAV.audio)
-                lock.unlock()
+                guard current else { return }
                 previous?.stop()
                 try pipeline.start()
             } catch {
@@ -319,9 +303,7 @@ extension Guest {
                 // still connecting): that is why it failed, and nothing to report.
                 guard !cohostPushStopped(since: epoch) else { return }
                 Log.warning("co-host push to \(url) failed: \(error)")
-                lock.lock()
-                cohostPipeline = nil
-                lock.unlock()
+                shared.withLock { $0.cohostPipeline = nil }
                 reportLine(.cohostPush(.failed((error as? LiveError)?.code ?? .networkDisconnected)))
             }
         }
@@ -329,19 +311,18 @@ extension Guest {
 
     /// True once the push started at `epoch` was asked to stop (any thread).
     private func cohostPushStopped(since epoch: Int) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return cohostEpoch != epoch
+        shared.withLock { $0.cohostEpoch != epoch }
     }
 
     /// Stops the co-host push without waiting (any thread).
     func stopCohostPush() {
-        lock.lock()
-        let pipeline = cohostPipeline
-        cohostPipeline = nil
-        cohostEpoch += 1
-        let playing = self.playing
-        lock.unlock()
+        let (pipeline, playing) = shared.withLock { shared in
+            defer {
+                shared.cohostPipeline = nil
+                shared.cohostEpoch += 1
+            }
+            return (shared.cohostPipeline, shared.playing)
+        }
         pipeline?.stop()
         playing?.stopHearing()
     }

@@ -26,10 +26,7 @@ public protocol GuestVideoSink: AnyObject {
 /// One play at a time: `startPlay` while playing is refused (604). A play ends by
 /// `stopPlay`, by the hoster stopping, by a failure, or by a limit in `PlayOptions`;
 /// `closed(code)` says so, and `playEnd` then tells why.
-public final class Guest: @unchecked Sendable {
-    // @unchecked: the co-host line's fields below (`line`, `cohostPipeline`, `localAV`,
-    // `playing`, `remoteRenders`, `cohostEpoch`) are under `lock`, shared with Guest+Line;
-    // the handlers and the render mode are in `handlers`, a Mutex.
+public final class Guest: Sendable {
 
     /// The anyRTC SDK's ARGuestOption plus the latency and reconnect settings.
     public struct Options: Sendable {
@@ -141,21 +138,27 @@ public final class Guest: @unchecked Sendable {
     private let handlers: Mutex<Handlers>
     /// The co-host's camera controls, preview and raw-frame hook (Guest+Line.swift).
     let cohostCamera: CohostCamera
-    let lock = NSLock()
-    /// The co-host line, from `joinLine` to `leaveLine` (under `lock`).
-    var line: LineSession?
-    /// The co-host push while accepted (under `lock`).
-    var cohostPipeline: HosterPipeline?
-    /// The guest's own audio / video switches (under `lock`).
-    var localAV = (audio: true, video: true)
-    /// The pipeline playing the program, from `startPlay` on; the last one stays after
-    /// its end, for `stats` and `playEnd` (under `lock`).
-    var playing: GuestPipeline?
-    /// Co-hosts' own streams played by `setRemoteVideoRender`, by pubId (under `lock`).
-    var remoteRenders: [String: GuestPipeline] = [:]
-    /// Bumped by every stop of the co-host push, so a start still on its way after a
-    /// stop does not publish (under `lock`).
-    var cohostEpoch = 0
+
+    /// The play, the co-host line and its push, shared by the callers' threads, the
+    /// line's loop and the push's threads (Guest+Line.swift too).
+    struct Shared {
+        /// The co-host line, from `joinLine` to `leaveLine`.
+        var line: LineSession?
+        /// The co-host push while accepted.
+        var cohostPipeline: HosterPipeline?
+        /// The guest's own audio / video switches.
+        var localAV = (audio: true, video: true)
+        /// The pipeline playing the program, from `startPlay` on; the last one stays after
+        /// its end, for `stats` and `playEnd`.
+        var playing: GuestPipeline?
+        /// Co-hosts' own streams played by `setRemoteVideoRender`, by pubId.
+        var remoteRenders: [String: GuestPipeline] = [:]
+        /// Bumped by every stop of the co-host push, so a start still on its way after a
+        /// stop does not publish.
+        var cohostEpoch = 0
+    }
+
+    let shared = Mutex(Shared())
 
     public init(options: Options = Options()) {
         self.options = options
@@ -166,7 +169,7 @@ public final class Guest: @unchecked Sendable {
     /// A kit let go while it plays stops its play (without waiting): nobody could stop
     /// it any more, and its events would go nowhere.
     deinit {
-        playing?.stop()
+        shared.withLock { $0.playing }?.stop()
     }
 
     /// Starts playing `url` into `sink` (the anyRTC SDK's startRtmpPlay:render:) and
@@ -203,9 +206,9 @@ public final class Guest: @unchecked Sendable {
             try pipeline.start()
         } catch {
             // It never ran: it is not playing, and no later play is refused for it.
-            lock.lock()
-            if playing === pipeline { playing = nil }
-            lock.unlock()
+            shared.withLock { shared in
+                if shared.playing === pipeline { shared.playing = nil }
+            }
             throw error
         }
     }
@@ -225,12 +228,12 @@ public final class Guest: @unchecked Sendable {
     /// Refuses a play while one runs (604); otherwise `pipeline`, when given, becomes the
     /// one playing.
     private func claimPlay(_ pipeline: GuestPipeline?) throws {
-        lock.lock()
-        defer { lock.unlock() }
-        if let current = playing, current.endReason == nil {
-            throw LiveError(.alreadyOpen, "already playing: call stopPlay first")
+        try shared.withLock { (shared) throws(LiveError) in
+            if let current = shared.playing, current.endReason == nil {
+                throw LiveError(.alreadyOpen, "already playing: call stopPlay first")
+            }
+            if let pipeline { shared.playing = pipeline }
         }
-        if let pipeline { playing = pipeline }
     }
 
     /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text. A URL without a
@@ -273,9 +276,7 @@ public final class Guest: @unchecked Sendable {
 
     /// The pipeline playing the program (the last one after its end), if any.
     var playingPipeline: GuestPipeline? {
-        lock.lock()
-        defer { lock.unlock() }
-        return playing
+        shared.withLock { $0.playing }
     }
 
     /// How the picture fills the sink (the anyRTC SDK's updatePlayerRenderModel:), from

@@ -4,6 +4,7 @@ import LiveCapture
 import LiveCore
 import LiveMix
 import LiveRTMP
+import Synchronization
 
 /// The hoster's mix stage (DESIGN.md §2): the host's filtered frames plus the co-hosts'
 /// frames, composed by a layout template into the picture that is encoded.
@@ -15,35 +16,41 @@ import LiveRTMP
 ///
 /// Co-hosts are kept in the order they joined: co-host n is participant n of the
 /// layout. When one leaves, the ones after it move up a place and the layout reflows;
-/// a feed's frames always go to its current place (looked up under `lock`), so a frame
+/// a feed's frames always go to its current place (looked up in `state`), so a frame
 /// in flight during a removal never lands in someone else's tile.
 ///
 /// While a picture is shared (`startShare`, the anyRTC SDK's screen share), it is the
 /// main picture (participant 0, aspect-fit) and the host's own frames go to the tile
 /// after the co-hosts'; the mixed frames keep the host frames' times.
-public final class HosterMix: @unchecked Sendable {
+public final class HosterMix: Sendable {
     public let compositor: Compositor
     /// The sound side: each stream co-host's voice in the program, and its mix-minus
     /// pushed to its hear stream (`process(audio:)` is the pipeline's audio stage).
     public let voices = CohostVoices()
-    private let lock = NSLock()
-    private var cohosts: [(key: String, feed: CohostInput)] = []
-    /// Co-hosts of an audio line: their voices only, no tile.
-    private var voiceOnly: [(key: String, feed: CohostInput)] = []
-    /// The shared picture's feed while a share is on (under `lock`).
-    private var share: CohostInput?
-    private var nextTestKey = 0
-    private var _tokenProvider: TokenProvider?
-    /// Co-hosts whose video is off (their remote AV status): their frames are not drawn.
-    private var videoOff: Set<String> = []
-    /// The fill image of a co-host tile without video (`setSubBackground`).
-    private var subBackground: RGBAImage?
+
+    /// The co-hosts and the share, shared by the capture thread, the feeds' threads and
+    /// the kit; the compositor's participants change only while it is held.
+    private struct State {
+        var cohosts: [(key: String, feed: CohostInput)] = []
+        /// Co-hosts of an audio line: their voices only, no tile.
+        var voiceOnly: [(key: String, feed: CohostInput)] = []
+        /// The shared picture's feed while a share is on.
+        var share: CohostInput?
+        var nextTestKey = 0
+        var tokenProvider: TokenProvider?
+        /// Co-hosts whose video is off (their remote AV status): their frames are not drawn.
+        var videoOff: Set<String> = []
+        /// The fill image of a co-host tile without video (`setSubBackground`).
+        var subBackground: RGBAImage?
+    }
+
+    private let state = Mutex(State())
 
     /// Tokens for playing the co-hosts' streams (a relay with auth on); set by the hoster
     /// from its own provider.
     public var tokenProvider: TokenProvider? {
-        get { lock.lock(); defer { lock.unlock() }; return _tokenProvider }
-        set { lock.lock(); _tokenProvider = newValue; lock.unlock() }
+        get { state.withLock { $0.tokenProvider } }
+        set { state.withLock { $0.tokenProvider = newValue } }
     }
 
     /// setMixVideoModel + setVideoTemplate.
@@ -53,10 +60,11 @@ public final class HosterMix: @unchecked Sendable {
 
     /// The capture-thread stage: the host frame in, the mixed frame out.
     public func process(_ host: VideoFrame) -> VideoFrame {
-        lock.lock()
-        let sharing = share != nil
-        compositor.update(participant: sharing ? cohosts.count + 1 : 0, frame: host)
-        lock.unlock()
+        let sharing = state.withLock { state in
+            let sharing = state.share != nil
+            compositor.update(participant: sharing ? state.cohosts.count + 1 : 0, frame: host)
+            return sharing
+        }
         let mixed = compositor.compose()
         if sharing && mixed !== host {
             // The shared picture is participant 0, whose time the compositor would give.
@@ -73,21 +81,17 @@ public final class HosterMix: @unchecked Sendable {
     /// the layout has no room for the host's tile.
     func startShare(source: VideoSource, ended: @escaping @Sendable (Error?) -> Void) throws {
         let feed = SourceCohostFeed(source: source, deliver: { [weak self] frame in self?.deliverShared(frame) }, ended: ended)
-        lock.lock()
-        guard share == nil else {
-            lock.unlock()
-            throw LiveError(.alreadyOpen, "a picture is already shared")
+        try state.withLock { (state) throws(LiveError) in
+            guard state.share == nil else { throw LiveError(.alreadyOpen, "a picture is already shared") }
+            do {
+                try compositor.setCohostCount(state.cohosts.count + 1)
+            } catch {
+                throw LiveError(.lineFull, "the mix has no room for the host's own tile beside \(state.cohosts.count) co-hosts (\(error))")
+            }
+            compositor.update(participant: 0, frame: nil)
+            compositor.setRenderMode(.aspectFit, participant: 0)
+            state.share = feed
         }
-        do {
-            try compositor.setCohostCount(cohosts.count + 1)
-        } catch {
-            lock.unlock()
-            throw LiveError(.lineFull, "the mix has no room for the host's own tile beside \(cohosts.count) co-hosts (\(error))")
-        }
-        compositor.update(participant: 0, frame: nil)
-        compositor.setRenderMode(.aspectFit, participant: 0)
-        share = feed
-        lock.unlock()
         do {
             try feed.start()
         } catch {
@@ -98,40 +102,36 @@ public final class HosterMix: @unchecked Sendable {
 
     /// Ends the share: the host's frames are the main picture again. No-op without one.
     func stopShare() {
-        lock.lock()
-        guard let feed = share else {
-            lock.unlock()
-            return
+        let feed = state.withLock { state -> CohostInput? in
+            guard let feed = state.share else { return nil }
+            state.share = nil
+            compositor.update(participant: state.cohosts.count + 1, frame: nil)
+            try? compositor.setCohostCount(state.cohosts.count)  // fewer tiles always fit
+            compositor.setRenderMode(.aspectFill, participant: 0)
+            return feed
         }
-        share = nil
-        compositor.update(participant: cohosts.count + 1, frame: nil)
-        try? compositor.setCohostCount(cohosts.count)  // fewer tiles always fit
-        compositor.setRenderMode(.aspectFill, participant: 0)
-        lock.unlock()
-        feed.stop()
+        feed?.stop()
     }
 
     /// Whether a picture is shared.
     var isSharing: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return share != nil
+        state.withLock { $0.share != nil }
     }
 
     /// A shared frame to the main picture (the share feed's thread).
     private func deliverShared(_ frame: VideoFrame) {
-        lock.lock()
-        defer { lock.unlock() }
-        if share != nil { compositor.update(participant: 0, frame: frame) }
+        state.withLock { state in
+            if state.share != nil { compositor.update(participant: 0, frame: frame) }
+        }
     }
 
     /// Adds a co-host whose frames come from `source`, read on a thread of its own,
     /// and reflows the layout. Throws when the layout cannot hold one more.
     public func addCohost(source: VideoSource) throws {
-        lock.lock()
-        nextTestKey += 1
-        let key = Self.localKeyPrefix + String(nextTestKey)
-        lock.unlock()
+        let key = state.withLock { state in
+            state.nextTestKey += 1
+            return Self.localKeyPrefix + String(state.nextTestKey)
+        }
         try add(key: key) { deliver in SourceCohostFeed(source: source, deliver: deliver) }
     }
 
@@ -169,27 +169,22 @@ public final class HosterMix: @unchecked Sendable {
     /// Stops the co-host `key`'s feed and removes it from the layout (the ones after it
     /// move up). Unknown keys are ignored.
     public func removeCohost(key: String) {
-        lock.lock()
-        if let voice = voiceOnly.firstIndex(where: { $0.key == key }) {
-            let feed = voiceOnly.remove(at: voice).feed
-            lock.unlock()
-            feed.stop()
-            voices.remove(key: key)
-            return
+        let feed = state.withLock { state -> CohostInput? in
+            if let voice = state.voiceOnly.firstIndex(where: { $0.key == key }) {
+                return state.voiceOnly.remove(at: voice).feed
+            }
+            guard let index = state.cohosts.firstIndex(where: { $0.key == key }) else { return nil }
+            let feed = state.cohosts.remove(at: index).feed
+            compositor.removeCohost(index + 1)
+            state.videoOff.remove(key)
+            return feed
         }
-        guard let index = cohosts.firstIndex(where: { $0.key == key }) else {
-            lock.unlock()
-            return
-        }
-        let feed = cohosts.remove(at: index).feed
-        compositor.removeCohost(index + 1)
-        videoOff.remove(key)
-        lock.unlock()
+        guard let feed else { return }
         feed.stop()
         voices.remove(key: key)
     }
 
-    /// Changes the template and options live (seed: setMixVideoModel: /
+    /// Changes the template and options live (the anyRTC SDK's setMixVideoModel: /
     /// setVideoTemplate:…), keeping the co-hosts. Throws when the layout does not fit;
     /// the one in use stays then.
     public func setLayout(template: MixTemplate, options: MixOptions) throws {
@@ -199,40 +194,38 @@ public final class HosterMix: @unchecked Sendable {
     /// The fill image of every co-host tile whose video is off or has not arrived yet
     /// (the anyRTC SDK's setVideoSubBackground:); nil: flat grey. Any thread.
     public func setSubBackground(_ image: RGBAImage?) {
-        lock.lock()
-        subBackground = image
-        compositor.setCohostFillImage(image)
-        lock.unlock()
+        state.withLock { state in
+            state.subBackground = image
+            compositor.setCohostFillImage(image)
+        }
     }
 
     /// Off: the co-host `key`'s tile shows the fill image instead of its frames (it
     /// turned its camera off: its remote AV status); on: its next frame shows again.
     /// Unknown keys are ignored. Any thread.
     public func setCohostVideo(key: String, enabled: Bool) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let index = cohosts.firstIndex(where: { $0.key == key }) else { return }
-        if enabled {
-            videoOff.remove(key)
-        } else {
-            videoOff.insert(key)
-            compositor.update(participant: index + 1, frame: nil)
+        state.withLock { state in
+            guard let index = state.cohosts.firstIndex(where: { $0.key == key }) else { return }
+            if enabled {
+                state.videoOff.remove(key)
+            } else {
+                state.videoOff.insert(key)
+                compositor.update(participant: index + 1, frame: nil)
+            }
         }
     }
 
     /// Stops every co-host feed.
     public func stop() {
-        lock.lock()
-        let running = (cohosts + voiceOnly).map(\.feed) + (share.map { [$0] } ?? [])
-        lock.unlock()
+        let running = state.withLock { state in
+            (state.cohosts + state.voiceOnly).map(\.feed) + (state.share.map { [$0] } ?? [])
+        }
         running.forEach { $0.stop() }
         voices.stop()
     }
 
     public var cohostCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return cohosts.count
+        state.withLock { $0.cohosts.count }
     }
 
     /// How many co-hosts of the line the mix can show in all: the most its layout holds
@@ -242,9 +235,9 @@ public final class HosterMix: @unchecked Sendable {
         let layout = compositor.currentLayout
         let capacity = MixLayout.capacity(canvasWidth: layout.canvasWidth, canvasHeight: layout.canvasHeight,
                                           template: layout.template, options: layout.options)
-        lock.lock()
-        let local = cohosts.filter { $0.key.hasPrefix(Self.localKeyPrefix) }.count + (share == nil ? 0 : 1)
-        lock.unlock()
+        let local = state.withLock { state in
+            state.cohosts.filter { $0.key.hasPrefix(Self.localKeyPrefix) }.count + (state.share == nil ? 0 : 1)
+        }
         return max(0, capacity - local)
     }
 
@@ -253,33 +246,25 @@ public final class HosterMix: @unchecked Sendable {
 
     /// The co-host keys in layout order (participant 1 first), then the voice-only ones.
     public var cohostKeys: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return (cohosts + voiceOnly).map(\.key)
+        state.withLock { ($0.cohosts + $0.voiceOnly).map(\.key) }
     }
 
     private func add(key: String, tile: Bool = true, make: (@escaping (VideoFrame) -> Void) -> CohostInput) throws {
         let deliver: (VideoFrame) -> Void = { [weak self] frame in self?.deliver(frame, key: key) }
         let feed = make(deliver)
-        lock.lock()
-        guard tile else {
-            voiceOnly.append((key, feed))
-            lock.unlock()
-            return try start(feed, key: key)
-        }
-        do {
+        try state.withLock { state in
+            guard tile else {
+                state.voiceOnly.append((key, feed))
+                return
+            }
             // While sharing, the host's tile comes after the co-hosts': the newcomer takes
             // its place (cleared of the host's frame) and it moves one on.
-            try compositor.setCohostCount(cohosts.count + 1 + (share == nil ? 0 : 1))
-        } catch {
-            lock.unlock()
-            throw error
+            try compositor.setCohostCount(state.cohosts.count + 1 + (state.share == nil ? 0 : 1))
+            if state.share != nil { compositor.update(participant: state.cohosts.count + 1, frame: nil) }
+            state.cohosts.append((key, feed))
+            // A vacated tile lost its fill when the ones after it moved up.
+            compositor.setFillImage(state.subBackground, participant: state.cohosts.count)
         }
-        if share != nil { compositor.update(participant: cohosts.count + 1, frame: nil) }
-        cohosts.append((key, feed))
-        // A vacated tile lost its fill when the ones after it moved up.
-        compositor.setFillImage(subBackground, participant: cohosts.count)
-        lock.unlock()
         try start(feed, key: key)
     }
 
@@ -294,10 +279,10 @@ public final class HosterMix: @unchecked Sendable {
 
     /// A co-host frame to the participant `key` is now (any feed thread).
     private func deliver(_ frame: VideoFrame, key: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        guard !videoOff.contains(key), let index = cohosts.firstIndex(where: { $0.key == key }) else { return }
-        compositor.update(participant: index + 1, frame: frame)
+        state.withLock { state in
+            guard !state.videoOff.contains(key), let index = state.cohosts.firstIndex(where: { $0.key == key }) else { return }
+            compositor.update(participant: index + 1, frame: frame)
+        }
     }
 }
 
@@ -308,8 +293,7 @@ protocol CohostInput: AnyObject, Sendable {
 }
 
 /// A co-host stream feed as a mix input.
-final class StreamCohostInput: CohostInput, @unchecked Sendable {
-    // @unchecked: wraps a thread-safe feed.
+final class StreamCohostInput: CohostInput {
     private let feed: CohostStreamFeed
     init(feed: CohostStreamFeed) { self.feed = feed }
     func start() throws { feed.start() }
@@ -319,12 +303,11 @@ final class StreamCohostInput: CohostInput, @unchecked Sendable {
 /// One co-host's frames pulled from a local source on its own thread (the test co-hosts,
 /// and a shared picture).
 final class SourceCohostFeed: CohostInput, @unchecked Sendable {
-    // @unchecked: `isStopped` under `stopped`; the source is used on the feed thread only.
+    // @unchecked: `source` and `deliver` are used on the feed thread only.
     private let source: VideoSource
     private let deliver: (VideoFrame) -> Void
     private let ended: (@Sendable (Error?) -> Void)?
-    private let stopped = NSCondition()
-    private var isStopped = false
+    private let stopped = Mutex(false)
 
     /// `ended` runs on the feed's thread once it stops: nil when `stop()` ended it, the
     /// error when the source failed or ran out.
@@ -358,14 +341,10 @@ final class SourceCohostFeed: CohostInput, @unchecked Sendable {
     }
 
     private var shouldStop: Bool {
-        stopped.lock()
-        defer { stopped.unlock() }
-        return isStopped
+        stopped.withLock { $0 }
     }
 
     func stop() {
-        stopped.lock()
-        isStopped = true
-        stopped.unlock()
+        stopped.withLock { $0 = true }
     }
 }

@@ -21,6 +21,8 @@ import LiveFilter
 /// the video source leaves audio untouched. Without a video source (the anyRTC SDK's
 /// audio live mode) there is no capture or encode thread at all, only the audio thread.
 public final class HosterPipeline: @unchecked Sendable {
+    // @unchecked: what is set "before `start`" stays fixed while the threads run; the rest
+    // is touched only under `lock` or on the one thread that owns it (capture, encode, audio).
     /// A stage between the filters and the encoder (the mix compositor), on the capture thread.
     public typealias FrameStage = (VideoFrame) -> VideoFrame
     /// A stage between the audio source and the AAC encoder (the co-hosts' voices mixed
@@ -97,7 +99,7 @@ public final class HosterPipeline: @unchecked Sendable {
     }
 
     /// Off: the audio track goes on with digital silence in place of the source's
-    /// sound (seed: setLocalAudioEnable), and `onAudioLevel` is quiet. Silence rather
+    /// sound (the anyRTC SDK's setLocalAudioEnable), and `onAudioLevel` is quiet. Silence rather
     /// than a gap: players and ffmpeg see one continuous track (no underrun, no
     /// resync), A/V sync holds, and the AAC encoder's input stays continuous, as its
     /// timing counts samples. The source keeps running so the sound returns at once.
@@ -139,7 +141,7 @@ public final class HosterPipeline: @unchecked Sendable {
         sourceFrameHandler = handler
     }
 
-    /// Captures from `next` from the next frame on (seed: switchCamera); the old source
+    /// Captures from `next` from the next frame on (the anyRTC SDK's switchCamera); the old source
     /// is stopped on the capture thread. Timestamps continue where the old source left
     /// off. Any thread.
     public func switchSource(to next: VideoSource) {

@@ -4,6 +4,7 @@ import LiveCodec
 import LiveCore
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 /// Pushes the hoster's encoded stream (H.264 and/or AAC) to an RTMP server
 /// (`liveline host RTMP_URL`, seed: startPushRtmpStream / stopRtmpStream), keeping it
@@ -29,8 +30,8 @@ import LiveRTMP
 /// the audio thread; `onEvent` is called on the sink's event-loop thread (a failed first
 /// connect: on the thread that called `open`) and must not block.
 public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
-    // @unchecked: fields marked "loop" are touched only on the loop's thread, the rest
-    // under `lock`.
+    // @unchecked: fields marked "loop" are touched only on the loop's thread; `loop`,
+    // `encoder` and `onEvent` are set before `open` or by `open` and `close`; the rest is in `shared`.
 
     public struct Options: Sendable {
         public var publisher = RTMPPublisher.Configuration()
@@ -59,18 +60,22 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     public var onEvent: (@Sendable (HosterEvent) -> Void)?
 
     private var loop: EventLoop?
-    private let lock = NSLock()
-    private var current: RTMPPublisher?
-    private var waitingForKeyframe = false
-    private var closing = false
-    private var finalFailure: LiveError?
-    private var reconnects = 0
-    private var droppedOffline = 0
-    private var droppedEarlier = 0
-    private var droppedAudioOffline = 0
-    private var droppedAudioEarlier = 0
-    private var stream: VideoStreamInfo?
-    private var audio: AudioStreamInfo?
+    /// What the loop shares with the threads that write packets, close and read the figures.
+    private struct Shared {
+        var current: RTMPPublisher?
+        var waitingForKeyframe = false
+        var closing = false
+        var finalFailure: LiveError?
+        var reconnects = 0
+        var droppedOffline = 0
+        var droppedEarlier = 0
+        var droppedAudioOffline = 0
+        var droppedAudioEarlier = 0
+        var stream: VideoStreamInfo?
+        var audio: AudioStreamInfo?
+    }
+
+    private let shared = Mutex(Shared())
 
     // Loop.
     private var attempt = 0
@@ -96,9 +101,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
 
     /// The publisher in use; nil while reconnecting.
     public var publisher: RTMPPublisher? {
-        lock.lock()
-        defer { lock.unlock() }
-        return current
+        shared.withLock { $0.current }
     }
 
     /// The current publisher's figures (zero while reconnecting).
@@ -107,17 +110,17 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     /// The figures of the status event, now (any thread).
     public var status: HosterStatus {
         let publisherStats = stats
-        lock.lock()
-        defer { lock.unlock() }
-        var status = HosterStatus()
-        status.delayMilliseconds = publisherStats.queuedMilliseconds
-        status.upstreamBytesPerSecond = Int(publisherStats.sendRate)
-        status.droppedFrames = droppedEarlier + droppedOffline + publisherStats.droppedFrames
-        status.bitrateKbps = encoder?.bitrateKbps ?? 0
-        status.reconnects = reconnects
-        status.droppedAudioFrames = droppedAudioEarlier + droppedAudioOffline + publisherStats.droppedAudioFrames
-        status.sentAudioFrames = publisherStats.sentAudioFrames
-        return status
+        return shared.withLock { shared in
+            var status = HosterStatus()
+            status.delayMilliseconds = publisherStats.queuedMilliseconds
+            status.upstreamBytesPerSecond = Int(publisherStats.sendRate)
+            status.droppedFrames = shared.droppedEarlier + shared.droppedOffline + publisherStats.droppedFrames
+            status.bitrateKbps = encoder?.bitrateKbps ?? 0
+            status.reconnects = shared.reconnects
+            status.droppedAudioFrames = shared.droppedAudioEarlier + shared.droppedAudioOffline + publisherStats.droppedAudioFrames
+            status.sentAudioFrames = publisherStats.sentAudioFrames
+            return status
+        }
     }
 
     public func open(stream: VideoStreamInfo) throws {
@@ -130,10 +133,10 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         let loop = try EventLoop(name: "liveline-rtmp")
         loop.start()
         self.loop = loop
-        lock.lock()
-        self.stream = stream
-        self.audio = audio
-        lock.unlock()
+        shared.withLock { shared in
+            shared.stream = stream
+            shared.audio = audio
+        }
         if let settings = options.bitrate, let stream {
             var settings = settings
             settings.highQueueMilliseconds = min(settings.highQueueMilliseconds, max(50, options.congestionMilliseconds * 4 / 5))
@@ -151,9 +154,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             onEvent?(.failed((error as? LiveError)?.code ?? .networkError))
             throw error
         }
-        lock.lock()
-        current = publisher
-        lock.unlock()
+        shared.withLock { $0.current = publisher }
         publisher.start()
         do {
             try publisher.waitUntilPublished()
@@ -161,9 +162,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             publisher.abort()
             loop.shutdown()
             self.loop = nil
-            lock.lock()
-            current = nil
-            lock.unlock()
+            shared.withLock { $0.current = nil }
             // A refusal carries its own code; 100 (network error) is for what never got an answer.
             if let refused = (error as? RTMPClientError)?.refusalCode {
                 throw failedAtOpen(LiveError(refused, "RTMP publish refused: \(error)", isRefusal: true))
@@ -189,34 +188,32 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
 
     public func write(_ packet: EncodedVideoPacket) throws {
         // After a reconnect nothing goes before the IDR the encoder was asked for.
-        try publisher(counting: \.droppedOffline) {
-            guard waitingForKeyframe else { return true }
+        try publisher(counting: \.droppedOffline) { shared in
+            guard shared.waitingForKeyframe else { return true }
             guard packet.isKeyframe else { return false }
-            waitingForKeyframe = false
+            shared.waitingForKeyframe = false
             return true
         }?.send(packet)
     }
 
-    /// The publisher to hand a packet to (under `lock`): throws the failure that ended
-    /// the push; nil, the packet counted in `dropped`, while reconnecting or when `admit`
-    /// turns it away.
-    private func publisher(counting dropped: ReferenceWritableKeyPath<RTMPPublishSink, Int>,
-                           admit: () -> Bool = { true }) throws -> RTMPPublisher? {
-        lock.lock()
-        defer { lock.unlock() }
-        if let finalFailure { throw finalFailure }
-        guard let publisher = current, admit() else {
-            self[keyPath: dropped] += 1
-            return nil
+    /// The publisher to hand a packet to (decided in `shared`): throws the failure that
+    /// ended the push; nil, the packet counted in `dropped`, while reconnecting or when
+    /// `admit` turns it away.
+    private func publisher(counting dropped: WritableKeyPath<Shared, Int>,
+                           admit: (inout Shared) -> Bool = { _ in true }) throws -> RTMPPublisher? {
+        try shared.withLock { (shared) throws(LiveError) in
+            if let failure = shared.finalFailure { throw failure }
+            guard let publisher = shared.current, admit(&shared) else {
+                shared[keyPath: dropped] += 1
+                return nil
+            }
+            return publisher
         }
-        return publisher
     }
 
     public func close() throws {
         guard let loop else { return }
-        lock.lock()
-        closing = true
-        lock.unlock()
+        shared.withLock { $0.closing = true }
         onLoop(loop) { [self] in
             retryTimer?.cancel()
             statusTimer?.cancel()
@@ -245,9 +242,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
 
     private func makePublisher(url: RTMPURL, loop: EventLoop) -> RTMPPublisher {
         var configuration = options.publisher
-        lock.lock()
-        configuration.tracks = Set((stream == nil ? [] : [.video]) + (audio == nil ? [] : [.audio]))
-        lock.unlock()
+        configuration.tracks = shared.withLock { shared in
+            Set((shared.stream == nil ? [] : [.video]) + (shared.audio == nil ? [] : [.audio]))
+        }
         let publisher = RTMPPublisher(url: url, loop: loop, configuration: configuration)
         publisher.onEvent = { [weak self, unowned publisher] event in self?.handle(event, from: publisher) }
         publisher.onCongestion = { [weak self] congested, _ in
@@ -285,36 +282,33 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         switch event {
         case .published:
             attempt = 0
-            lock.lock()
-            let isCurrent = current === publisher
-            let stream = self.stream
-            let audio = self.audio
             let reconnected = everPublished
-            if reconnected && isCurrent { reconnects += 1 }
-            lock.unlock()
+            let (isCurrent, stream, audio) = shared.withLock { shared in
+                let isCurrent = shared.current === publisher
+                if reconnected && isCurrent { shared.reconnects += 1 }
+                return (isCurrent, shared.stream, shared.audio)
+            }
             guard isCurrent else { return }
             if reconnected {
                 // Players joining now need the headers and a keyframe before anything else.
                 sendHeaders(publisher, stream: stream, audio: audio)
                 if stream != nil {
-                    lock.lock()
-                    waitingForKeyframe = true
-                    lock.unlock()
+                    shared.withLock { $0.waitingForKeyframe = true }
                     encoder?.requestKeyframe()
                 }
             }
             everPublished = true
             onEvent?(.ok)
         case .failed(let error):
-            lock.lock()
-            let isCurrent = current === publisher
-            let stop = closing
-            if isCurrent {
-                droppedEarlier += publisher.stats.droppedFrames
-                droppedAudioEarlier += publisher.stats.droppedAudioFrames
-                current = nil
+            let (isCurrent, stop) = shared.withLock { shared in
+                let isCurrent = shared.current === publisher
+                if isCurrent {
+                    shared.droppedEarlier += publisher.stats.droppedFrames
+                    shared.droppedAudioEarlier += publisher.stats.droppedAudioFrames
+                    shared.current = nil
+                }
+                return (isCurrent, shared.closing)
             }
-            lock.unlock()
             guard isCurrent, !stop, everPublished else { return }
             if case .rejected(_, let status) = error, status.code != RTMPStatus.Code.publishBadName {
                 giveUp(error.refusalCode ?? .liveError, "RTMP publish refused: \(error)", isRefusal: true)
@@ -362,22 +356,16 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     /// A new publisher to `url` becomes the current one. Loop.
     private func reconnect(to url: RTMPURL, loop: EventLoop) {
         let publisher = makePublisher(url: url, loop: loop)
-        lock.lock()
-        current = publisher
-        lock.unlock()
+        shared.withLock { $0.current = publisher }
         publisher.start()
     }
 
     private var isClosing: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return closing
+        shared.withLock { $0.closing }
     }
 
     private func giveUp(_ code: LiveCode, _ detail: String, isRefusal: Bool = false) {
-        lock.lock()
-        finalFailure = LiveError(code, detail, isRefusal: isRefusal)
-        lock.unlock()
+        shared.withLock { $0.finalFailure = LiveError(code, detail, isRefusal: isRefusal) }
         onEvent?(.failed(code))
     }
 
@@ -391,10 +379,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     }
 
     private func tick() {
-        lock.lock()
-        let stop = closing || finalFailure != nil
-        let publisher = current
-        lock.unlock()
+        let (stop, publisher) = shared.withLock { ($0.closing || $0.finalFailure != nil, $0.current) }
         guard !stop, let publisher, publisher.stats.state == .publishing else { return }
         let status = self.status
         if var controller {

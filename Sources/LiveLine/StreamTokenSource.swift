@@ -2,6 +2,7 @@ import Foundation
 import LiveAuth
 import LiveCore
 import LiveRTMP
+import Synchronization
 
 /// Puts a fresh token from a `TokenProvider` on an RTMP URL before each connect and
 /// reconnect, as `?token=` on the stream name (what `liveline serve --auth-secret-file`,
@@ -47,21 +48,15 @@ struct StreamTokenSource: Sendable {
     }
 
     /// The provider's answer, set once from the task.
-    private final class Answer: @unchecked Sendable {
-        // @unchecked: `stored` is touched only under `lock`.
-        private let lock = NSLock()
-        private var stored: Result<RTMPURL, LiveError>?
+    private final class Answer: Sendable {
+        private let stored = Mutex<Result<RTMPURL, LiveError>?>(nil)
 
         func set(_ result: Result<RTMPURL, LiveError>) {
-            lock.lock()
-            stored = result
-            lock.unlock()
+            stored.withLock { $0 = result }
         }
 
         var result: Result<RTMPURL, LiveError>? {
-            lock.lock()
-            defer { lock.unlock() }
-            return stored
+            stored.withLock { $0 }
         }
     }
 }

@@ -144,7 +144,7 @@ struct HosterSession {
 
 extension HosterSession {
     /// The startup line about the sound: what is sent, or that there is none.
-    /// The seed's liveData for the living list when `--live-info` is not given: the pull
+    /// The anyRTC SDK's liveData for the living list when `--live-info` is not given: the pull
     /// URL without its query (no secrets), the live id as topic, orientation, audio
     /// mode and the hoster's user id. Strict JSON, keys sorted.
     static func defaultLiveInfo(_ options: HosterOptions, liveId: String, userId: String) -> String {
@@ -215,23 +215,19 @@ struct HostCommands {
 
 /// Why the co-host line could not be opened or was lost: the run then ends with an
 /// error instead of going on without the line it was asked for.
-final class LineFailure: @unchecked Sendable {
-    // @unchecked: `first` is touched only while holding `lock`.
-    private let lock = NSLock()
-    private var first: (message: String, status: Int32)?
+final class LineFailure: Sendable {
+    private let first = Mutex<(message: String, status: Int32)?>(nil)
 
     /// The first failure and its exit status.
     var failure: (message: String, status: Int32)? {
-        lock.lock()
-        defer { lock.unlock() }
-        return first
+        first.withLock { $0 }
     }
 
     /// Keeps the first failure: `status` 3 when the line refused, 1 when it was lost.
     func record(_ message: String, status: Int32) {
-        lock.lock()
-        if first == nil { first = (message, status) }
-        lock.unlock()
+        first.withLock { first in
+            if first == nil { first = (message, status) }
+        }
     }
 }
 
@@ -336,35 +332,35 @@ struct HostLineRole {
 /// Applications waiting for an answer typed on stdin (`--accept manual`), and whether
 /// stdin can still give one: once it is closed, applicants are turned down at once
 /// instead of waiting for the server's timeout.
-final class ManualAnswers: @unchecked Sendable {
-    // @unchecked: both fields are touched only while holding `lock`.
-    private let lock = NSLock()
-    private var waiting: [String] = []
-    private var stdinOpen = true
+final class ManualAnswers: Sendable {
+    private struct State {
+        var waiting: [String] = []
+        var stdinOpen = true
+    }
+
+    private let state = Mutex(State())
 
     /// An application came in: true when it is left to the person at stdin (and now
     /// waits), false when stdin is closed and it must be rejected.
     func ask(_ peerId: String) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if stdinOpen { waiting.append(peerId) }
-        return stdinOpen
+        state.withLock { state in
+            if state.stdinOpen { state.waiting.append(peerId) }
+            return state.stdinOpen
+        }
     }
 
     /// The application of `peerId` was answered or withdrawn.
     func answered(_ peerId: String) {
-        lock.lock()
-        waiting.removeAll { $0 == peerId }
-        lock.unlock()
+        state.withLock { $0.waiting.removeAll { $0 == peerId } }
     }
 
     /// stdin ended: the applications still waiting, to reject.
     func closeStdin() -> [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        stdinOpen = false
-        defer { waiting = [] }
-        return waiting
+        state.withLock { state in
+            state.stdinOpen = false
+            defer { state.waiting = [] }
+            return state.waiting
+        }
     }
 }
 
@@ -443,7 +439,7 @@ struct StatsReport {
 
     /// A run that never started (no source, no logo, no file, no server): the kit
     /// reported nothing, so a program reading the JSON lines still gets the failure
-    /// (seed: onRtmpStreamFailed) and a summary. People get the error alone.
+    /// (the anyRTC SDK's onRtmpStreamFailed) and a summary. People get the error alone.
     /// `reported`: the kit's own `failed` event has gone out (a first connect that failed).
     func failedAtStart(_ error: Error, stats: PipelineStats, push: HosterStatus?, elapsed: Double, reported: Bool = false) {
         guard json else { return }
@@ -506,21 +502,15 @@ struct StatsReport {
 }
 
 /// The latest local audio level, written on the audio thread and read by the status line.
-final class LatestLevel: @unchecked Sendable {
-    // @unchecked: `level` is touched only while holding `lock`.
-    private let lock = NSLock()
-    private var level: Int?
+final class LatestLevel: Sendable {
+    private let level = Mutex<Int?>(nil)
 
     var value: Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        return level
+        level.withLock { $0 }
     }
 
     func set(_ value: Int?) {
-        lock.lock()
-        level = value
-        lock.unlock()
+        level.withLock { $0 = value }
     }
 }
 
