@@ -117,6 +117,10 @@ final class GuestLineRole: Sendable {
             if again && apply { guest.applyLine() }
         case .applicationResult(let code, _, let reason) where code != .ok:
             ending = .refused(code, Self.refusal("the application was refused", code, reason))
+        case .refused("apply", .lineNotStarted, _):
+            // No line any more (its connection failed as the guest applied): the session's
+            // own lineClosed, which always follows, says how it ended.
+            break
         case .refused(let op, let code, let message) where op == "apply" || op == "join":
             ending = .refused(code, Self.refusal("the line refused \(op)", code, message))
         case .hungUp(let reason):
