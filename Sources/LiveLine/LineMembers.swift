@@ -7,28 +7,8 @@ import LiveSignal
 /// roomId, totalMember) says to ask for): `GET /api/live/{liveId}/members?page=&size=`
 /// of the line's server, on the host and port of its signaling URL.
 extension LineServer {
-    /// Why a member page could not be had.
-    public enum MembersError: Error, CustomStringConvertible, Equatable, Sendable {
-        /// The signaling URL names no host and port to ask (not ws://HOST:PORT/…).
-        case badURL(String)
-        /// The server could not be reached, or did not answer in time.
-        case unreachable(String)
-        /// The server refused: its HTTP status and the SDK code and reason it gave (401
-        /// with 104 / 202 / 212 / 213 for the token, 404 with 600 for a line that has not
-        /// started, 400 with 4 for a page or size out of range).
-        case refused(status: Int, code: LiveCode, message: String)
-        /// The answer is not a member page (not HTTP, too large, not the page's JSON).
-        case malformed(String)
-
-        public var description: String {
-            switch self {
-            case .badURL(let url): "'\(url)' is not a ws://HOST:PORT/PATH address to ask for members"
-            case .unreachable(let reason): "cannot ask the line's server for its members: \(reason)"
-            case .refused(let status, let code, let message): "the server refused the member list (HTTP \(status), code \(code.rawValue)): \(message)"
-            case .malformed(let reason): "the server's member list cannot be read: \(reason)"
-            }
-        }
-    }
+    /// Why a member page could not be had (`LineMembersError`).
+    public typealias MembersError = LineMembersError
 
     /// The most bytes a member page's answer may have (a 100-member page of 512-byte
     /// user data and ids is about 110 KB).
@@ -62,30 +42,9 @@ extension LineServer {
         return Array((text + "\r\n").utf8)
     }
 
-    /// The page in a whole HTTP answer, or why there is none. Pure; the answer is bounded
-    /// by the fetch.
+    /// The page in a whole HTTP answer, or why there is none. Pure.
     static func memberPage(from answer: [UInt8]) throws(MembersError) -> LineMemberPage {
-        guard let (end, lines) = HTTPFetch.head(answer) else { throw .malformed("no complete HTTP head") }
-        let status = lines.first.map { $0.split(separator: " ") }
-        guard let status, status.count >= 2, status[0].hasPrefix("HTTP/1."), let code = Int(status[1]) else {
-            throw .malformed("not an HTTP status line: \(lines.first?.prefix(80) ?? "")")
-        }
-        var body = Array(answer[(end + 4)...])
-        if let length = HTTPFetch.contentLength(lines) {
-            guard length <= body.count else { throw .malformed("the body ended after \(body.count) of \(length) bytes") }
-            body = Array(body.prefix(length))
-        }
-        guard code == 200 else {
-            struct Refusal: Decodable { var code: Int; var message: String }
-            let refusal = try? JSONDecoder().decode(Refusal.self, from: Data(body))
-            throw .refused(status: code, code: refusal.flatMap { LiveCode(rawValue: $0.code) } ?? .unknown,
-                           message: refusal?.message ?? "HTTP \(code)")
-        }
-        do {
-            return try JSONDecoder().decode(LineMemberPage.self, from: Data(body))
-        } catch {
-            throw .malformed("the body is not a member page")
-        }
+        try LineMemberPage.parse(httpAnswer: answer)
     }
 }
 
@@ -120,28 +79,8 @@ enum HTTPFetch {
     /// The length of an answer whose head is complete and names its Content-Length;
     /// nil before, or without one (then the answer ends when the server closes). Pure.
     static func answerLength(_ bytes: [UInt8]) -> Int? {
-        guard let (end, lines) = head(bytes), let length = contentLength(lines) else { return nil }
+        guard let (end, lines) = LineMemberPage.httpHead(bytes), let length = LineMemberPage.contentLength(lines) else { return nil }
         return end + 4 + length
-    }
-
-    /// Where the head ends (the index of its blank line's CR LF CR LF) and its lines;
-    /// nil while it is incomplete. Pure.
-    static func head(_ bytes: [UInt8]) -> (end: Int, lines: [String])? {
-        let separator: [UInt8] = [13, 10, 13, 10]
-        guard let end = bytes.indices.dropLast(3).first(where: { bytes[$0..<$0 + 4].elementsEqual(separator) }) else { return nil }
-        return (end, String(decoding: bytes[..<end], as: UTF8.self).components(separatedBy: "\r\n"))
-    }
-
-    /// The head's Content-Length (its first line, the status, is skipped); nil without one. Pure.
-    static func contentLength(_ lines: [String]) -> Int? {
-        for line in lines.dropFirst() {
-            let parts = line.split(separator: ":", maxSplits: 1)
-            if parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "content-length",
-               let length = Int(parts[1].trimmingCharacters(in: .whitespaces)), length >= 0 {
-                return length
-            }
-        }
-        return nil
     }
 
     /// Collects the answer until it is whole or the server closes. Loop thread only.
