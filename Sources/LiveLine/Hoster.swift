@@ -6,6 +6,7 @@ import LiveCore
 import LiveFilter
 import LiveMix
 import LiveRTMP
+import LiveSignal
 import Synchronization
 
 /// The hoster kit (the anyRTC SDK's ARRtmpHosterKit): capture, filters, mix, encode and
@@ -124,6 +125,8 @@ public final class Hoster: Sendable {
         var live = false
         /// The captured picture's size so far in this push (first-frame and size events).
         var localSize: (width: Int, height: Int)?
+        /// When each co-host's level last went to the room (µs, monotonic), by peerId.
+        var levelSentMicros: [String: UInt64] = [:]
     }
 
     public let options: Options
@@ -350,10 +353,31 @@ public final class Hoster: Sendable {
             let showTime = c.audioLevelIntervalMilliseconds
             made.voices.onLevel(every: showTime) { [weak self] peerId, userId, level in
                 self?.reportLine(.remoteAudioActive(peerId: peerId, userId: userId, level: level, showTime: showTime))
+                self?.tellRoomLevel(peerId: peerId, level: level, showTime: showTime)
             }
             state.mix = made
             return made
         }
+    }
+
+    /// The least time between two reports of one co-host's level to the room: the line's
+    /// request budget (20 a second) must hold three co-hosts at any `showTime`.
+    static let roomLevelIntervalMicros: UInt64 = 500_000
+
+    /// Sends a co-host's level to the line, at most every `roomLevelIntervalMicros`, so
+    /// the room's guests hear it as `remoteAudioActive` (audio thread).
+    private func tellRoomLevel(peerId: String, level: Int, showTime: Int) {
+        let now = Clock.monotonicMicros()
+        let line = state.withLock { state -> LineSession? in
+            guard let line = state.line, now >= (state.levelSentMicros[peerId] ?? 0) + Self.roomLevelIntervalMicros else { return nil }
+            state.levelSentMicros[peerId] = now
+            return line
+        }
+        guard let line else { return }
+        var request = LineRequest(op: .audioLevel, peerId: peerId)
+        (request.level, request.showTime) = (level, max(showTime, Int(Self.roomLevelIntervalMicros / 1000)))
+        let sent = request
+        line.send { client in client.send(sent) }
     }
 
     /// The mix in use, if any.

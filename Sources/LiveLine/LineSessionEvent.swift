@@ -228,6 +228,8 @@ public enum LineSessionEvent: Sendable, Equatable {
         case .shareOpen, .shareClose:
             guard let share = ShareEvent(event) else { return nil }
             self = .share(share)
+        case .remoteAudioActive:
+            self = .remoteAudioActive(peerId: peerId, userId: userId, level: event.level ?? 0, showTime: event.showTime ?? 0)
         }
     }
 }

@@ -128,7 +128,7 @@ public struct LineRegistry: Sendable {
             return [Self.reply(request, .lineNotStarted, "not in a line: create or join one first", to: participant)]
         }
         let isHoster = room.hoster == participant
-        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts, .setLive, .shareOpen, .shareClose]
+        let hosterOps: Set<LineRequest.Op> = [.accept, .reject, .close, .setMaxCohosts, .setLive, .shareOpen, .shareClose, .audioLevel]
         let guestOps: Set<LineRequest.Op> = [.apply, .cancel, .leave]
         if hosterOps.contains(request.op), !isHoster {
             return [Self.reply(request, .unauthorized, "only the line's hoster may \(request.op.rawValue)", to: participant)]
@@ -175,6 +175,8 @@ public struct LineRegistry: Sendable {
             out = room.openShare(request)
         case .shareClose:
             out = room.closeShare(request)
+        case .audioLevel:
+            out = room.audioLevel(request)
         case .heartbeat, .create, .join, .renewToken:
             out = []
         }

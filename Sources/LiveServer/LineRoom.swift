@@ -215,6 +215,21 @@ struct LineRoom: Sendable {
 
     // MARK: hoster requests
 
+    /// A co-host's voice level as the hoster mixes it: the other guests hear it as
+    /// `remoteAudioActive` (the anyRTC SDK's onRTCRemoteAudioActive on the guest side).
+    mutating func audioLevel(_ request: LineRequest) -> [LineDelivery] {
+        guard let level = request.level, (0...100).contains(level), let showTime = request.showTime, (1...60_000).contains(showTime) else {
+            return [LineRegistry.reply(request, .invalidParams, "audioLevel needs a level of 0 to 100 and a showTime of 1 to 60000 ms", to: hoster)]
+        }
+        guard let cohost = cohosts.first(where: { $0.peerId == request.peerId }) else {
+            return [LineRegistry.reply(request, .invalidParams, "no co-host \(request.peerId ?? "(no peerId)")", to: hoster)]
+        }
+        var event = LineEvent(.remoteAudioActive, peerId: cohost.peerId, userId: member(cohost.guest)?.userId)
+        (event.level, event.showTime) = (level, showTime)
+        // Everyone but the hoster, who measured it, and the co-host, whose own voice it is.
+        return [LineRegistry.reply(request, .ok, to: hoster), .send(event, to: others(than: hoster).filter { $0 != cohost.guest })]
+    }
+
     mutating func accept(_ request: LineRequest, pubId: String, secret: String, hearSecret: String) -> [LineDelivery] {
         guard let peerId = request.peerId, let application = applications.first(where: { $0.peerId == peerId }) else {
             return [LineRegistry.reply(request, .invalidParams, "no application \(request.peerId ?? "(no peerId)")", to: hoster)]

@@ -24,6 +24,7 @@ import LiveCore
 /// | `tokenExpired` | code 212, message | H, G: the token expired unrenewed (or none was verified in time); the connection closes |
 /// | `shareOpen` | shareType, shareInfo, userId, userData | G: onRTCShareOpen (the hoster shares a picture; a guest joining later gets it too) |
 /// | `shareClose` | userId | G: onRTCShareClose (the sharer closed its share) |
+/// | `remoteAudioActive` | peerId, userId, level, showTime | G: onRTCRemoteAudioActive (a co-host's voice level, from the hoster) |
 ///
 /// `pubId` goes only to the hoster and the co-hosts (the line's members); the other
 /// guests get `cohostOpened` / `cohostClosed` without it.
@@ -33,6 +34,7 @@ public struct LineEvent: Codable, Equatable, Sendable {
         case cohostOpened, cohostClosed, remoteAVStatus, message, memberCount, liveStart, liveStop
         case tokenWillExpire, tokenExpired
         case shareOpen, shareClose
+        case remoteAudioActive
     }
 
     public var event: Kind
@@ -70,6 +72,9 @@ public struct LineEvent: Codable, Equatable, Sendable {
     /// For `shareOpen`: the share's type and information, as the sharer gave them.
     public var shareType: Int?
     public var shareInfo: String?
+    /// For `remoteAudioActive`: the co-host's voice level (0–100) and the report interval (ms).
+    public var level: Int?
+    public var showTime: Int?
 
     public init(_ event: Kind, id: Int? = nil, op: String? = nil, code: LiveCode? = nil, message: String? = nil,
                 reason: String? = nil, peerId: String? = nil, pubId: String? = nil, publishQuery: String? = nil,

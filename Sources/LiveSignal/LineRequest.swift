@@ -12,7 +12,9 @@ import LiveCore
 ///   what the mix shows after a template change; audioLine: true for an audio line),
 ///   `setLive` (live: the hoster's push started or stopped; create carries it too),
 ///   `shareOpen` (shareType, shareInfo ≤ 1024 B: the hoster shares a picture, such as its
-///   screen; the anyRTC SDK's screen share) and `shareClose`
+///   screen; the anyRTC SDK's screen share) and `shareClose`, `audioLevel` (peerId, level
+///   0–100, showTime: a co-host's voice level as the hoster mixes it; the room hears
+///   `remoteAudioActive`)
 /// - guest: `join` (liveId, userId, userData; joinRTCLine), `apply` (applyRTCLine),
 ///   `cancel` and `hangup` (hangupRTCLine: withdraw an application, leave the line),
 ///   `leave` (leaveRTCLine), `setAVStatus` (audio, video; setLocalAudio/VideoEnable)
@@ -31,6 +33,7 @@ public struct LineRequest: Codable, Equatable, Sendable {
         case join, apply, cancel, leave, setAVStatus
         case message, heartbeat, renewToken
         case shareOpen, shareClose
+        case audioLevel
     }
 
     public var op: Op
@@ -69,6 +72,9 @@ public struct LineRequest: Codable, Equatable, Sendable {
     public var shareType: Int?
     /// shareOpen: what is shared, for the room (the SDK's shareInfo), ≤ 1024 bytes.
     public var shareInfo: String?
+    /// audioLevel: a co-host's voice level, 0–100, and how often the hoster reports it (ms).
+    public var level: Int?
+    public var showTime: Int?
 
     public init(op: Op, id: Int? = nil, liveId: String? = nil, userId: String? = nil, userData: String? = nil,
                 liveInfo: String? = nil, token: String? = nil, peerId: String? = nil, type: String? = nil,

@@ -57,9 +57,11 @@ final class GuestLineRole: Sendable {
             if !json || toStandardError { printError(line) } else { printLine(line) }
         }
         guest.onLineEvent = { [weak self] event in
-            // The push's figures once a second, and its sound's levels, would drown the line's events.
+            // The push's figures once a second, and its sound's levels, would drown the line's
+            // events; the co-hosts' levels are JSON lines only, as the hoster's are.
             switch event {
             case .cohostPush(.status), .cohostPush(.localAudioActive): break
+            case .remoteAudioActive where !json: break
             default: self?.emit(json ? lineEventJSON(event) : lineEventText(event))
             }
             self?.observe(event)

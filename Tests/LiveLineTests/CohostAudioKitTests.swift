@@ -11,7 +11,7 @@ import Testing
 /// and not itself, the hoster reports the co-host's level, which its mute silences.
 @Suite("Hoster and Guest kits on an audio line", .serialized)
 struct CohostAudioKitTests {
-    @Test("an audio-mode hoster kit and a guest kit: audioLineOpened/Closed, onAudio hears 440 Hz and not its own 1100 Hz, remoteAudioActive follows the co-host's mute")
+    @Test("an audio-mode hoster kit and a guest kit: audioLineOpened/Closed, onAudio hears 440 Hz and not its own 1100 Hz, remoteAudioActive follows the co-host's mute, and a viewer in the room hears it")
     func audioLineKits() throws {
         var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2)
         configuration.line = LineLimits()
@@ -52,6 +52,13 @@ struct CohostAudioKitTests {
         try guest.joinLine(server: server, liveId: "talk", userId: "g1")
         defer { guest.leaveLine() }
         #expect(guestLog.wait { event -> Bool? in if case .liveStart = event { return true }; return nil } == true)
+        // A viewer in the room hears the co-host's level too (onRTCRemoteAudioActive).
+        let viewer = Guest()
+        let viewerLog = LineEventLog()
+        viewer.onLineEvent = { viewerLog.append($0) }
+        try viewer.joinLine(server: server, liveId: "talk", userId: "v1")
+        defer { viewer.leaveLine() }
+        #expect(viewerLog.wait { event -> Bool? in if case .liveStart = event { return true }; return nil } == true)
         guest.applyLine()
         let peerId = try #require(hosterLog.wait { event -> String? in if case .application(let peer, "g1", _) = event { return peer }; return nil })
         hoster.acceptLine(peerId: peerId)
@@ -63,6 +70,12 @@ struct CohostAudioKitTests {
             if case .remoteAudioActive(peerId, "g1", let level, 200) = event, level >= 50 { return level }; return nil
         }
         #expect(loud != nil, "no level for the co-host")
+        // The room hears it from the hoster, at most every 500 ms; the co-host is not told its own.
+        let told = viewerLog.wait(timeout: 5) { event -> Int? in
+            if case .remoteAudioActive(peerId, "g1", let level, 500) = event, level >= 50 { return level }; return nil
+        }
+        #expect(told != nil, "the viewer heard no level: \(viewerLog.all.map(\.name))")
+        #expect(!guestLog.all.contains { if case .remoteAudioActive = $0 { true } else { false } })
         Thread.sleep(forTimeInterval: 1.5)
         let settled = Date()
         Thread.sleep(forTimeInterval: 1)

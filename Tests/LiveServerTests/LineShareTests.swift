@@ -78,3 +78,38 @@ struct LineShareTests {
         #expect(lone.reply(H.guest(9))?.liveCode == .lineNotStarted)
     }
 }
+
+/// A co-host's voice level, from the hoster to the room (the guests' onRTCRemoteAudioActive).
+@Suite("Line rooms: co-host levels (pure)")
+struct LineAudioLevelTests {
+    typealias H = LineHarness
+
+    static func level(_ peerId: String?, _ level: Int?, showTime: Int? = 500) -> LineRequest {
+        var request = LineRequest(op: .audioLevel, peerId: peerId)
+        (request.level, request.showTime) = (level, showTime)
+        return request
+    }
+
+    @Test("the hoster's audioLevel reaches the other guests as remoteAudioActive with the co-host's userId, not the co-host itself; only the hoster sends it (104), for a co-host (4), a level of 0 to 100 (4)")
+    func levelsToTheRoom() throws {
+        var h = H()
+        h.open(guests: 2)
+        let (peerId, _) = try h.cohost(1)
+        h.send(h.hoster, Self.level(peerId, 63))
+        #expect(h.reply(h.hoster)?.liveCode == .ok)
+        let heard = try #require(h.event(H.guest(2), .remoteAudioActive))
+        #expect(heard.peerId == peerId && heard.userId == "g1" && heard.level == 63 && heard.showTime == 500)
+        #expect(h.event(H.guest(1), .remoteAudioActive) == nil, "the co-host is not told its own level")
+        #expect(LineEvent.parse(heard.jsonText) == heard)
+        #expect(LineRequest.parse(Self.level(peerId, 63).jsonText) == .success(Self.level(peerId, 63)))
+
+        h.send(H.guest(2), Self.level(peerId, 10))
+        #expect(h.reply(H.guest(2))?.liveCode == .unauthorized)
+        for bad in [Self.level("nobody", 10), Self.level(nil, 10), Self.level(peerId, 101), Self.level(peerId, -1), Self.level(peerId, nil),
+                    Self.level(peerId, 10, showTime: 0)] {
+            h.send(h.hoster, bad)
+            #expect(h.reply(h.hoster)?.liveCode == .invalidParams)
+            #expect(h.event(H.guest(2), .remoteAudioActive) == nil)
+        }
+    }
+}
