@@ -48,11 +48,12 @@ func openLine(_ relay: TokenRelay, liveId: String, user: String = "host", server
 }
 
 /// A guest kit in the line with its event log.
-func joinLine(_ relay: TokenRelay, liveId: String, user: String, options: Guest.Options = Guest.Options()) throws -> (Guest, LineEventLog) {
+func joinLine(_ relay: TokenRelay, liveId: String, user: String, options: Guest.Options = Guest.Options(),
+              seconds: Int64 = 60) throws -> (Guest, LineEventLog) {
     let guest = Guest(options: options)
     let log = LineEventLog()
     guest.onLineEvent = { log.append($0) }
-    try guest.joinLine(server: relay.server, liveId: liveId, userId: user, token: TokenRelay.token(user, .lineGuest, liveId))
+    try guest.joinLine(server: relay.server, liveId: liveId, userId: user, token: TokenRelay.token(user, .lineGuest, liveId, seconds: seconds))
     #expect(log.wait { event -> LiveCode? in if case .lineResult(let code, _) = event { return code }; return nil } == .ok)
     return (guest, log)
 }
@@ -189,10 +190,11 @@ struct LineMembersKitTests {
     func memberPages() async throws {
         let relay = try TokenRelay(liveId: "crowd")
         defer { relay.relay.shutdown() }
-        let (hoster, hosterLog) = try openLine(relay, liveId: "crowd")
+        // Tokens that outlive the test however loaded the machine (a 60 s one expired once).
+        let (hoster, hosterLog) = try openLine(relay, liveId: "crowd", seconds: 600)
         defer { hoster.closeLine() }
         var guests: [(Guest, LineEventLog)] = []
-        for n in 1...4 { guests.append(try joinLine(relay, liveId: "crowd", user: "g\(n)")) }
+        for n in 1...4 { guests.append(try joinLine(relay, liveId: "crowd", user: "g\(n)", seconds: 600)) }
         defer { guests.forEach { $0.0.leaveLine() } }
         // Both kits hear it: the hoster and a guest.
         for log in [hosterLog, guests[0].1] {

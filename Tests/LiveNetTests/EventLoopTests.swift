@@ -120,7 +120,9 @@ struct EventLoopTests {
 
         loop.shutdown()
         #expect(!loop.isRunning)
-        #expect(!threadNames().contains("joins-thread"))
+        // pthread_join returns once the kernel clears the thread's tid, a moment before the
+        // task leaves /proc/self/task: wait for that, briefly.
+        #expect(eventually(seconds: 2) { !threadNames().contains("joins-thread") })
         let late = Locked(false)
         #expect(loop.execute { late.update { $0 = true } } == false)
         usleep(20_000)
