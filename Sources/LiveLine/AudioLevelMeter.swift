@@ -2,7 +2,7 @@ import LiveCore
 
 /// The 0–100 level (`AudioLevel`) of decoded audio, two ways: over the last
 /// `windowMicros` of audio (the guest's `audioLevel` figure), and over what came since
-/// the last `takeSinceLast()` (the throttled level events, seed: onRTCHosterAudioActive).
+/// the last `takeSinceLast()` (the throttled level events, the anyRTC SDK: onRTCHosterAudioActive).
 /// Pure: keeps sums of squares per frame, not the samples.
 public struct AudioLevelMeter: Sendable {
     /// How much recent audio `level` covers.

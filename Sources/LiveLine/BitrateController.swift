@@ -1,4 +1,4 @@
-/// Adaptive bitrate for the hoster (the seed adapts its quality to onRtmpStreamStatus's
+/// Adaptive bitrate for the hoster (the anyRTC SDK adapts its quality to onRtmpStreamStatus's
 /// net band): a pure state machine fed once per interval with what the publisher saw,
 /// answering the encoder bitrate to use next. No clock, no I/O.
 ///

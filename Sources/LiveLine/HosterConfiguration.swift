@@ -4,7 +4,7 @@ import LiveCore
 import LiveFilter
 import LiveMix
 
-/// What the hoster captures and how it encodes it; the seed's hoster option plus
+/// What the hoster captures and how it encodes it; the anyRTC SDK's hoster option plus
 /// video config (reference/sdk-facts.md), with desktop defaults (720p30, 2.5 Mbit/s).
 public struct HosterConfiguration: Sendable {
     /// `test`, `color:NAME`, `color:#RRGGBB`, `file:PATH` or `v4l2:/dev/videoN`.

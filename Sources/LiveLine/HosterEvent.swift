@@ -6,22 +6,22 @@ import LiveCore
 /// … `ok` (or `failed`) in between; a first connect that fails gives `failed` alone.
 /// The local audio level and the local picture's size come on their own schedule.
 public enum HosterEvent: Sendable, Equatable {
-    /// Publishing started, or started again after a reconnect (seed: onRtmpStreamOk).
+    /// Publishing started, or started again after a reconnect (the anyRTC SDK: onRtmpStreamOk).
     case ok
     /// The connection was lost and retry number `times` (1, 2, …) is scheduled
-    /// (seed: onRtmpStreamReconnecting:(int)times).
+    /// (the anyRTC SDK: onRtmpStreamReconnecting:(int)times).
     case reconnecting(times: Int)
-    /// Once a second while publishing (seed: onRtmpStreamStatus:delayTime netBand:).
+    /// Once a second while publishing (the anyRTC SDK: onRtmpStreamStatus:delayTime netBand:).
     case status(HosterStatus)
     /// Publishing stopped for good: the first connect failed (100, network error: the
     /// server did not answer), the retries were used up (101, network disconnected) or the server
-    /// refused the stream (104, 202, 213 …) (seed: onRtmpStreamFailed:).
+    /// refused the stream (104, 202, 213 …) (the anyRTC SDK: onRtmpStreamFailed:).
     case failed(LiveCode)
-    /// The push was stopped (seed: onRtmpStreamClosed).
+    /// The push was stopped (the anyRTC SDK: onRtmpStreamClosed).
     case closed
     /// The level of the hoster's own sound, 0–100 (`AudioLevel`), at most once per
     /// `showTime` ms (HosterConfiguration.audioLevelIntervalMilliseconds); none while the
-    /// audio is off (seed: onRTCLocalAudioActive:showTime:). On the audio thread.
+    /// audio is off (the anyRTC SDK: onRTCLocalAudioActive:showTime:). On the audio thread.
     case localAudioActive(level: Int, showTime: Int)
     /// The first captured picture after `startPush`, at its size (the anyRTC SDK's
     /// onRTCFirstLocalVideoFrame:(CGSize)). On the capture thread, before the frame is sent.
@@ -61,9 +61,9 @@ public enum HosterEvent: Sendable, Equatable {
 
 /// The figures of one `HosterEvent.status`.
 public struct HosterStatus: Sendable, Equatable {
-    /// Media time queued but not yet taken by the network, in ms (seed: delayTime).
+    /// Media time queued but not yet taken by the network, in ms (the anyRTC SDK: delayTime).
     public var delayMilliseconds = 0
-    /// Bytes per second the network took over the last second (seed: netBand).
+    /// Bytes per second the network took over the last second (the anyRTC SDK: netBand).
     public var upstreamBytesPerSecond = 0
     /// Frames dropped so far: by congestion control, and while disconnected.
     public var droppedFrames = 0

@@ -7,7 +7,7 @@ import LiveRTMP
 import Synchronization
 
 /// Pushes the hoster's encoded stream (H.264 and/or AAC) to an RTMP server
-/// (`liveline host RTMP_URL`, seed: startPushRtmpStream / stopRtmpStream), keeping it
+/// (`liveline host RTMP_URL`, the anyRTC SDK: startPushRtmpStream / stopRtmpStream), keeping it
 /// up through a lost connection and a congested network.
 ///
 /// - `open` runs the sink's event loop, connects and publishes, waiting at most the

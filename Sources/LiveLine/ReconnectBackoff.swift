@@ -14,7 +14,7 @@ public struct ReconnectBackoff: Sendable, Equatable {
     /// Each delay is scaled by a factor in `1 - jitter ... 1 + jitter`, so that many
     /// clients cut off at once by a server restart do not come back in lockstep.
     public var jitter: Double
-    /// Retries before giving up (seed: onRtmpStreamFailed(101) then); 0: never retry.
+    /// Retries before giving up (the anyRTC SDK: onRtmpStreamFailed(101) then); 0: never retry.
     public var maxTries: Int
 
     public init(baseSeconds: Double = 2, factor: Double = 1.5, capSeconds: Double = 30, jitter: Double = 0.2,

@@ -176,7 +176,7 @@ struct HosterOptions {
     /// `--line LIVE_ID`: the co-host line to open.
     var line: LineOptions?
     var accept = AcceptMode.manual
-    /// `--live-info`; nil: the seed's liveData from the run's own settings (`defaultLiveInfo`).
+    /// `--live-info`; nil: the anyRTC SDK's liveData from the run's own settings (`defaultLiveInfo`).
     var liveInfo: String?
     /// `--mute`: the sound starts off.
     var muted = false

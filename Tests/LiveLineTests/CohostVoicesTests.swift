@@ -89,7 +89,7 @@ struct CohostVoicesTests {
 /// What the kits report for an audio line's slots.
 @Suite("Audio line events")
 struct AudioLineEventTests {
-    @Test("cohostOpened/Closed of an audio line are audioLineOpened/Closed (seed: onRTCOpen/CloseRemoteAudioLine); a video line's stay as they were")
+    @Test("cohostOpened/Closed of an audio line are audioLineOpened/Closed (the anyRTC SDK: onRTCOpen/CloseRemoteAudioLine); a video line's stay as they were")
     func names() {
         var opened = LineEvent(.cohostOpened, peerId: "p", pubId: "line-x", userId: "u", userData: "d")
         #expect(LineSessionEvent(opened) == .cohostOpened(peerId: "p", pubId: "line-x", userId: "u", userData: "d"))
