@@ -2,6 +2,7 @@ import Foundation
 import LiveCore
 import LiveLine
 import LiveRTMP
+import Synchronization
 
 /// `liveline guest RTMP_URL`: pulls a stream, decodes it and reports.
 enum GuestCommand: Command {
@@ -238,9 +239,8 @@ struct GuestSession {
                 guest.stopPlay()
                 break
             }
-            // The play ended (and reported `closed`) after the wait timed out: no stats
-            // line may follow `closed`; the next wait returns at once.
-            if !guest.isPlaying { continue }
+            // The play may end (and report `closed`) while this tick is made: the report
+            // then leaves the stats line out, and the next wait returns at once.
             let now = Clock.monotonicMicros()
             let stats = guest.stats
             report.tick(stats, previous: previous, seconds: Double(now - previousTime) / 1e6,
@@ -322,13 +322,17 @@ struct GuestSession {
 }
 
 /// Formats the guest's figures for people (stderr) or programs (JSON lines).
-struct GuestReport: Sendable {
+final class GuestReport: Sendable {
     let json: Bool
     /// Standard output carries media (`--y4m -`, `--out -`, `--wav -`, `--pcm -`): every
     /// report line goes to stderr.
     let toStandardError: Bool
     let url: String
     private let terminal = isatty(STDERR_FILENO) == 1
+    /// `closed` has been written: no stats line may follow it. The kit reports `closed`
+    /// on the player's thread while the run's loop ticks on its own, so the check and
+    /// the line are one step under this lock.
+    private let closedWritten = Mutex(false)
 
     init(json: Bool, toStandardError: Bool, url: String) {
         self.json = json
@@ -343,6 +347,12 @@ struct GuestReport: Sendable {
     }
 
     func tick(_ stats: GuestStats, previous: GuestStats, seconds: Double, elapsed: Double) {
+        closedWritten.withLock { closed in
+            if !closed { writeTick(stats, previous: previous, seconds: seconds, elapsed: elapsed) }
+        }
+    }
+
+    private func writeTick(_ stats: GuestStats, previous: GuestStats, seconds: Double, elapsed: Double) {
         let fps = Double(stats.frames - previous.frames) / max(seconds, 1e-6)
         let kbps = stats.receiveBytesPerSecond * 8 / 1000
         // Connected but no picture or sound yet: the stream may not be published (yet).
@@ -398,8 +408,11 @@ struct GuestReport: Sendable {
         case .recordingFailed(let message):
             emitJSON(jsonLine(["event": event.name, "message": message]))
         case .closed(let code):
-            emitJSON(jsonLine(["event": event.name, "code": code.rawValue,
-                               "message": error().map { "\($0)" } ?? code.message]))
+            closedWritten.withLock { closed in
+                closed = true
+                emitJSON(jsonLine(["event": event.name, "code": code.rawValue,
+                                   "message": error().map { "\($0)" } ?? code.message]))
+            }
         case .status:
             break  // its figures are in the stats line
         case .ok:
