@@ -51,6 +51,33 @@ struct HashBlockFraming: Sendable {
     }
 }
 
+/// A FIPS 180-4 hash's running value: its state words and the framing of the message.
+/// SHA-1 and SHA-256 each keep one and hand it their block function.
+struct HashChain: Sendable {
+    typealias Compress = (inout [UInt32], UnsafeBufferPointer<UInt8>) -> Void
+
+    private var state: [UInt32]
+    private var framing = HashBlockFraming()
+
+    /// A chain starting from the hash's initial value.
+    init(initial: [UInt32]) { state = initial }
+
+    /// Appends `bytes`, folding each completed block into the state.
+    mutating func update<Bytes: Collection>(_ bytes: Bytes, _ compress: Compress) where Bytes.Element == UInt8 {
+        var state = self.state
+        framing.feed(bytes) { compress(&state, $0) }
+        self.state = state
+    }
+
+    /// Pads the message, folds the last blocks and returns the digest; the chain is spent.
+    mutating func finalize(_ compress: Compress) -> [UInt8] {
+        var state = self.state
+        framing.finish { compress(&state, $0) }
+        self.state = state
+        return bigEndianBytes(state)
+    }
+}
+
 /// Big-endian bytes of `words`, the digest of a FIPS 180-4 hash.
 func bigEndianBytes(_ words: [UInt32]) -> [UInt8] {
     var out: [UInt8] = []

@@ -3,23 +3,16 @@
 /// it for security. Pure Swift, so no module needs a C library to hash.
 public struct SHA1: BlockHash {
     public static let digestSize = 20
-    private var state: [UInt32] = [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0]
-    private var framing = HashBlockFraming()
+    /// FIPS 180-4 §5.3.1.
+    private var chain = HashChain(initial: [0x6745_2301, 0xEFCD_AB89, 0x98BA_DCFE, 0x1032_5476, 0xC3D2_E1F0])
 
     public init() {}
 
     public mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        var state = self.state
-        framing.feed(bytes) { Self.compress(&state, $0) }
-        self.state = state
+        chain.update(bytes, Self.compress)
     }
 
-    public mutating func finalize() -> [UInt8] {
-        var state = self.state
-        framing.finish { Self.compress(&state, $0) }
-        self.state = state
-        return bigEndianBytes(state)
-    }
+    public mutating func finalize() -> [UInt8] { chain.finalize(Self.compress) }
 
     /// Folds one 64-byte block into `h` (FIPS 180-4 §6.1.2); the additions are modulo 2³².
     private static func compress(_ h: inout [UInt32], _ block: UnsafeBufferPointer<UInt8>) {

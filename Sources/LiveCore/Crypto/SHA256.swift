@@ -3,25 +3,17 @@
 public struct SHA256: BlockHash {
     public static let digestSize = 32
     /// FIPS 180-4 §5.3.3.
-    private var state: [UInt32] = [
+    private var chain = HashChain(initial: [
         0x6A09_E667, 0xBB67_AE85, 0x3C6E_F372, 0xA54F_F53A, 0x510E_527F, 0x9B05_688C, 0x1F83_D9AB, 0x5BE0_CD19,
-    ]
-    private var framing = HashBlockFraming()
+    ])
 
     public init() {}
 
     public mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        var state = self.state
-        framing.feed(bytes) { Self.compress(&state, $0) }
-        self.state = state
+        chain.update(bytes, Self.compress)
     }
 
-    public mutating func finalize() -> [UInt8] {
-        var state = self.state
-        framing.finish { Self.compress(&state, $0) }
-        self.state = state
-        return bigEndianBytes(state)
-    }
+    public mutating func finalize() -> [UInt8] { chain.finalize(Self.compress) }
 
     /// FIPS 180-4 §4.2.2: the first 32 bits of the fractional parts of the cube roots of
     /// the first 64 primes.
