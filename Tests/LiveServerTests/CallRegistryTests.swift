@@ -114,6 +114,8 @@ struct CallRegistryTests {
     @Test("register: duplicates, the same connection, the cap, tokens")
     func registerRules() {
         var h = H(limits: changed(CallLimits()) { $0.maxUsers = 2 })
+        h.request(H.alice, CallRequest(op: .register))
+        #expect(h.reply(H.alice) == .invalidParams)
         #expect(h.register(H.alice, "alice") == .ok)
         // A second connection for a live user id: 604; the first keeps it.
         #expect(h.register(H.bob, "alice") == .alreadyOpen)
