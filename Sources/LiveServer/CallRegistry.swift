@@ -303,8 +303,12 @@ public struct CallRegistry: Sendable {
             guard var call, !call.isActive, call.callee == user, call.caller == remote else {
                 return refuse(.invalidParams, "there is no invitation \(message.callId) from \(remote) to \(user) to accept")
             }
+            // One accepted call per user: its streams and secret are that call's.
             if let busy = activeCall(of: user) {
                 return refuse(.invalidParams, "\(user) is already in call \(busy.callId): hang it up first")
+            }
+            if let busy = activeCall(of: remote) {
+                return refuse(.invalidParams, "\(remote) is already in call \(busy.callId)")
             }
             call.secrets = [call.caller: makeToken(16), call.callee: makeToken(16)]
             calls[call.callId] = call

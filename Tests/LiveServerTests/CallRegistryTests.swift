@@ -392,6 +392,15 @@ struct CallRegistryTests {
         #expect(h.event(H.carol, .message)?.call == busy)
         #expect(h.registry.call("c1")?.isActive == true)
         #expect(h.endedRooms.isEmpty)
+        // A caller that took another call meanwhile cannot be in two: its callee's accept is refused.
+        var h2 = H()
+        h2.registerAll()
+        h2.invite()
+        #expect(h2.send(H.carol, H.message(.videoCall, "carol", "alice", callId: "c2", room: H.room2)) == .ok)
+        #expect(h2.send(H.alice, H.message(.accept, "alice", "carol", callId: "c2")) == .ok)
+        #expect(h2.send(H.bob, H.message(.accept, "bob", "alice")) == .invalidParams)
+        #expect(h2.event(H.bob, .reply)?.message == "alice is already in call c2")
+        #expect(h2.registry.call("c1")?.isActive == false)
     }
 
     @Test("bad input: not JSON, an unknown op, wrong types are answered with 4 (the id kept when readable); heartbeat is answered 0")
