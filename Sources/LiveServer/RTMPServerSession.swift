@@ -229,8 +229,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     }
 
     /// The token check (with auth on), then the relay's own rule for the action: the
-    /// publish rule for every name, the play rule for co-host (`line-…`) names. Refusals
-    /// are logged; the caller counts and answers them.
+    /// publish rule for every name, the play rule for co-host (`line-…`) and call
+    /// (`call-…`) names. Refusals are logged; the caller counts and answers them.
     private func admit(_ action: AccessAction, _ key: StreamKey, query: String?) -> Admission {
         let claims: AccessClaims?
         do {
@@ -239,8 +239,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             return .refused(error.statusText)
         }
         let rule: String? = switch action {
-        case .publish: server.publishAuthorizer.refusal(key, query: query)
-        case .play where key.name.hasPrefix(LineRegistry.pubIdPrefix): server.playAuthorizer.refusal(key, query: query, claims: claims)
+        case .publish: server.publishAuthorizer.refusal(key, query: query, claims: claims)
+        case .play where PlayAuthorizer.guards(key): server.playAuthorizer.refusal(key, query: query, claims: claims)
         default: nil
         }
         if let rule {
@@ -272,6 +272,16 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
                 RelayCounters.add(server.counters.takeovers, 1)
                 Log.info("rtmp \(peer): takes over \(key)")
                 replaced.loop.executeCoalesced { replaced.replaced() }
+            }
+            // The rule once more, now that the stream is claimed: a call or a co-host that
+            // ended between the check and the claim found no publisher here to end.
+            if let late = server.publishAuthorizer.refusal(key, query: query, claims: claims) {
+                stream.endPublishing(self, notifyPlayers: true)
+                server.registry.removeIfEmpty(stream)
+                RelayCounters.add(server.counters.refusedPublishes, 1)
+                Log.warning("rtmp \(peer): publish of \(key) refused: \(late)")
+                try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: late)
+                return
             }
             publication = (stream, streamID)
             tokenExpiry = claims?.exp
