@@ -1,5 +1,7 @@
 import Foundation
+import LiveAuth
 import LiveCore
+import LiveNet
 import LiveLine
 import LiveRTMP
 import LiveServer
@@ -59,8 +61,10 @@ struct CallKitTests {
     static let red = YUVColor(y: 81, u: 90, v: 240)
     static let blue = YUVColor(y: 41, u: 240, v: 110)
 
-    static func relay() throws -> RelayServer {
-        try RelayServer(configuration: RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2))
+    static func relay(auth: TokenVerifier? = nil) throws -> RelayServer {
+        var configuration = RelayServer.Configuration(rtmp: RTMPServer.Configuration(port: 0), httpPort: 0, loops: 2)
+        configuration.auth = auth
+        return try RelayServer(configuration: configuration)
     }
 
     /// A prepared call kit for `user` on `relay`, sending `colour` and `tone` (Hz), its
@@ -222,5 +226,147 @@ struct CallKitTests {
         #expect(bobLog.saw(.peerUnheld) && aliceLog.saw(.peerUnheld))
         #expect(bobLog.sees(Self.red))
         #expect(alice.state == .connected && bob.state == .connected)
+    }
+
+    @Test("an audio-only call: audio-mode pushes, connected on the first sound, each hears the other's tone and sees no picture")
+    func audioOnly() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try Self.connect(alice, aliceLog, bob, bobLog, audioOnly: true)
+        #expect(aliceLog.states.value.first { $0.state == .calling }?.reason == .localAudioCall)
+        #expect(bobLog.states.value.first { $0.state == .calling }?.info["audioOnly"] == "1")
+        #expect(aliceLog.hears(high: true) && bobLog.hears(low: true))
+        #expect(aliceLog.saw(.remoteFirstAudio) && bobLog.saw(.remoteFirstAudio))
+        #expect(aliceLog.colours.value.isEmpty && bobLog.colours.value.isEmpty)
+        #expect(!aliceLog.events.value.contains(.publishFirstLocalVideoFrame))
+        #expect(alice.stats.remote.audioFrames > 0 && alice.stats.remote.frames == 0)
+    }
+
+    @Test("both call each other at once: one call goes on (alice's: her id sorts first), both connected in it")
+    func crossedCalls() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try bob.call("alice")
+        // alice may already have bob's invitation (then her call is refused as busy, and she accepts).
+        do {
+            try alice.call("bob")
+        } catch {
+            #expect(error.code == .alreadyOpen)
+            try alice.accept()
+        }
+        #expect(aliceLog.wait(.connected) != nil && bobLog.wait(.connected) != nil)
+        let (aliceCall, bobCall) = (try #require(alice.currentCall), try #require(bob.currentCall))
+        #expect(aliceCall.callId == bobCall.callId && aliceCall.isCaller != bobCall.isCaller)
+        #expect(aliceLog.sees(Self.blue) && bobLog.sees(Self.red))
+    }
+
+    @Test("maxCallSeconds: connected that long, the side hangs up with maxCallTimeExceeded; the peer hears remoteHangup with it")
+    func maxCallTime() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.maxCallSeconds = 0.5 }
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try Self.connect(alice, aliceLog, bob, bobLog)
+        #expect(aliceLog.wait(.prepared, .maxCallTimeExceeded, seconds: 3) != nil)
+        #expect(bobLog.wait(.prepared, .remoteHangup)?.eventReason == "maxCallTimeExceeded")
+    }
+
+    @Test("a peer whose signaling vanishes (peerGone) or whose media never comes (mediaTimeout) ends the call with networkUnstable")
+    func networkUnstable() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.mediaTimeout = .milliseconds(800) }
+        defer { Self.close(alice) }
+        let loop = try EventLoop(name: "bob")
+        loop.start()
+        defer { loop.shutdown() }
+        // bob speaks the protocol itself: he accepts, but publishes nothing.
+        func rawBob() throws -> (CallClient, Locked<[CallMessage]>) {
+            let bob = CallClient(url: "ws://127.0.0.1:\(relay.httpPort)/call", loop: loop)
+            let received = Locked<[CallMessage]>([])
+            bob.onEvent = { event in if let message = event.call { received.update { $0.append(message) } } }
+            bob.connect()
+            let registered = Locked<LiveCode?>(nil)
+            bob.register(userId: "bob") { reply in registered.update { $0 = reply.liveCode } }
+            #expect(eventually(seconds: 5) { registered.value == .ok })
+            return (bob, received)
+        }
+        func acceptInvitation(_ bob: CallClient, _ received: Locked<[CallMessage]>) throws {
+            let before = received.value.filter { $0.action == .videoCall }.count
+            try alice.call("bob")
+            #expect(eventually(seconds: 5) { received.value.filter { $0.action == .videoCall }.count > before })
+            let invitation = try #require(received.value.last { $0.action == .videoCall })
+            bob.send(message: CallMessage(action: .accept, fromUserId: "bob", remoteUserId: "alice", callId: invitation.callId))
+            #expect(aliceLog.wait(.connecting, .remoteAccepted, since: aliceLog.mark - 1) != nil)
+        }
+
+        let (bob, received) = try rawBob()
+        try acceptInvitation(bob, received)
+        let mark = aliceLog.mark
+        let ended = try #require(aliceLog.wait(.prepared, .networkUnstable, since: mark, seconds: 4))
+        #expect(ended.eventReason == "networkUnstable")
+        #expect(eventually(seconds: 5) { received.value.last?.action == .hangup && received.value.last?.hangupReason == "networkUnstable" })
+
+        // Accepted again, then bob's connection drops: the server tells alice (peerGone).
+        try acceptInvitation(bob, received)
+        let second = aliceLog.mark
+        bob.disconnect()
+        #expect(aliceLog.wait(.prepared, .networkUnstable, since: second, seconds: 4) != nil)
+    }
+
+    @Test("with tokens: the provider's token registers each user and goes on the call's push and play; another user's id is refused")
+    func tokens() throws {
+        let secret = Array("call-kit-token-secret-0123456789".utf8)
+        let relay = try Self.relay(auth: TokenVerifier(secret: secret))
+        defer { relay.shutdown() }
+        func provider(_ sub: String) -> TokenProvider {
+            {
+                let claims = AccessClaims(sub: sub, exp: Int64(Date().timeIntervalSince1970) + 120,
+                                          perm: [AccessPermission(action: .call, path: sub), AccessPermission(action: .publish, path: "call/*"),
+                                                 AccessPermission(action: .play, path: "call/*")])
+                return IssuedToken(token: AccessToken.mint(claims, secret: secret), uid: sub, expiresAt: claims.exp)
+            }
+        }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.tokenProvider = provider("alice") }
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay) { $0.tokenProvider = provider("bob") }
+        defer { Self.close(alice, bob) }
+        try Self.connect(alice, aliceLog, bob, bobLog)
+        #expect(aliceLog.sees(Self.blue) && bobLog.sees(Self.red))
+        // mallory's token cannot register carol.
+        #expect(throws: LiveError.self) {
+            _ = try Self.user("carol", colour: "color:green", tone: 440, on: relay) { $0.tokenProvider = provider("mallory") }
+        }
+    }
+
+    @Test("prepareForCall: a user id already registered elsewhere is refused (604), a server that is not there fails; close in a call hangs up")
+    func prepareAndClose() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        let error = try #require(throws: LiveError.self) { _ = try Self.user("alice", colour: "color:red", tone: 440, on: relay) }
+        #expect(error.code == .alreadyOpen && error.isRefusal)
+        var nowhere = CallSession.Options(server: RTMPURL(host: "127.0.0.1", port: 1, app: "call", streamName: ""), userId: "dan")
+        nowhere.signalURL = "ws://127.0.0.1:1/call"
+        let failed = Locked<LiveError??>(nil)
+        let dan = CallSession(options: nowhere)
+        dan.prepareForCall { error in failed.update { $0 = .some(error) } }
+        #expect(eventually(seconds: 5) { failed.value != nil })
+        #expect((failed.value ?? nil)?.code == .networkError && dan.state == .idle)
+
+        try Self.connect(alice, aliceLog, bob, bobLog)
+        let closed = Locked(false)
+        bob.close { closed.update { $0 = true } }
+        #expect(bobLog.wait(.idle) != nil)
+        #expect(aliceLog.wait(.prepared, .remoteHangup) != nil)
+        #expect(eventually(seconds: 5) { closed.value } && bob.state == .idle)
     }
 }
