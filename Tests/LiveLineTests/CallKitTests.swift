@@ -139,6 +139,8 @@ struct CallKitTests {
         #expect((stats.setupMs ?? 0) > 0 && (stats.acceptToFirstFrameMs ?? 0) > 0)
         #expect(stats.remote.frames > 0 && stats.local.encoded > 0)
         #expect(bob.stats.setupMs == nil && (bob.stats.acceptToFirstFrameMs ?? 0) > 0)
+        // Glass-to-glass of the peer's picture (the capture time each frame carries).
+        #expect(eventually(seconds: 5) { (alice.stats.remote.latencyP95Ms ?? 0) > 0 }, "\(alice.stats.remote)")
 
         alice.hangup(reason: "bye")
         #expect(aliceLog.wait(.prepared, .localHangup) != nil)
@@ -343,6 +345,27 @@ struct CallKitTests {
         #expect(throws: LiveError.self) {
             _ = try Self.user("carol", colour: "color:green", tone: 440, on: relay) { $0.tokenProvider = provider("mallory") }
         }
+    }
+
+    @Test("tokens that live 3 s: the server's tokenWillExpire gets a fresh one from the provider (renewToken), so the registration outlives the first token")
+    func tokenRenewal() throws {
+        let secret = Array("call-kit-renew-secret-0123456789".utf8)
+        let relay = try Self.relay(auth: TokenVerifier(secret: secret))
+        defer { relay.shutdown() }
+        let issued = Locked(0)
+        let provider: TokenProvider = {
+            let count = issued.update { value -> Int in value += 1; return value }
+            let now = Int64(Date().timeIntervalSince1970)
+            // iat differs for each: every token is a new one.
+            let claims = AccessClaims(sub: "alice", iat: now - Int64(count), exp: now + 3,
+                                      perm: [AccessPermission(action: .call, path: "alice")])
+            return IssuedToken(token: AccessToken.mint(claims, secret: secret), uid: "alice", expiresAt: claims.exp)
+        }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.tokenProvider = provider }
+        defer { Self.close(alice) }
+        #expect(eventually(seconds: 4) { issued.value >= 2 })
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(alice.state == .prepared && !aliceLog.states.value.contains { $0.state == .failed })
     }
 
     @Test("prepareForCall: a user id already registered elsewhere is refused (604), a server that is not there fails; close in a call hangs up")
