@@ -394,12 +394,18 @@ extension CallSession {
         }
         loop.start()
         let client = CallClient(url: url, loop: loop, heartbeatInterval: .seconds(5))
-        let old = core.withLock { core -> (CallClient?, EventLoop?) in
+        let old = core.withLock { core -> (CallClient?, EventLoop?)? in
+            // Closed meanwhile: nothing is kept.
+            if core.closed { return nil }
             defer {
                 core.client = client
                 core.loop = loop
             }
             return (core.client, core.loop)
+        }
+        guard let old else {
+            Thread.detachNewThread { loop.shutdown() }
+            return LiveError(.isStopped, "the call kit was closed during prepareForCall")
         }
         if let oldClient = old.0 {
             oldClient.onClose = nil
@@ -432,6 +438,9 @@ extension CallSession {
                         let code = reply.liveCode ?? .unknown
                         return failed(LiveError(code, "registering \(self.options.userId) at \(url): \(reply.message ?? code.message)",
                                                 isRefusal: true))
+                    }
+                    guard !self.core.withLock({ $0.closed }) else {
+                        return failed(LiveError(.isStopped, "the call kit was closed during prepareForCall"))
                     }
                     self.core.withLock { $0.preparing = false }
                     self.feed(.registered)
