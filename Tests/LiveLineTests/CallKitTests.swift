@@ -392,4 +392,24 @@ struct CallKitTests {
         #expect(aliceLog.wait(.prepared, .remoteHangup) != nil)
         #expect(eventually(seconds: 5) { closed.value } && bob.state == .idle)
     }
+
+    @Test("close from the kit's own handler (on its loop thread) in a call still hangs up: the peer hears remoteHangup, not networkUnstable")
+    func closeFromHandler() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice) }
+        let closed = Locked(false)
+        bob.onStateChanged = { [weak bob] change in
+            bobLog.states.update { $0.append(change) }
+            if change.state == .connected { bob?.close { closed.update { $0 = true } } }
+        }
+        try alice.call("bob")
+        #expect(bobLog.saw(.incomingCall(from: "alice", callId: alice.currentCall?.callId ?? "?", audioOnly: false, userExtension: nil)))
+        try bob.accept()
+        #expect(aliceLog.wait(.prepared, .remoteHangup) != nil)
+        #expect(eventually(seconds: 5) { closed.value } && bob.state == .idle)
+        #expect(!aliceLog.states.value.contains { $0.reason == .networkUnstable })
+    }
 }
