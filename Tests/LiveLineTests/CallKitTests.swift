@@ -412,4 +412,24 @@ struct CallKitTests {
         #expect(eventually(seconds: 5) { closed.value } && bob.state == .idle)
         #expect(!aliceLog.states.value.contains { $0.reason == .networkUnstable })
     }
+
+    @Test("the signaling lost (the server went away) is failed with networkUnstable; prepareForCall again, once the server is back, is prepared")
+    func failedAndPreparedAgain() throws {
+        let first = try Self.relay()
+        let (rtmpPort, httpPort) = (first.rtmpPort, first.httpPort)
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: first)
+        defer { Self.close(alice) }
+        first.shutdown()
+        #expect(aliceLog.wait(.failed, .networkUnstable) != nil)
+        #expect(throws: LiveError.self) { try alice.call("bob") }
+
+        let second = try RelayServer(configuration: RelayServer.Configuration(
+            rtmp: RTMPServer.Configuration(port: rtmpPort), httpPort: httpPort, loops: 2))
+        defer { second.shutdown() }
+        let prepared = Locked<LiveError??>(nil)
+        alice.prepareForCall { error in prepared.update { $0 = .some(error) } }
+        #expect(eventually(seconds: 8) { prepared.value != nil })
+        #expect(prepared.value == .some(nil) && alice.state == .prepared)
+        #expect(aliceLog.states.value.last?.state == .prepared)
+    }
 }
