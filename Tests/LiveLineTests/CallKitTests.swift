@@ -432,4 +432,19 @@ struct CallKitTests {
         #expect(prepared.value == .some(nil) && alice.state == .prepared)
         #expect(aliceLog.states.value.last?.state == .prepared)
     }
+
+    @Test("media that cannot start (an audio-only call with no sound to send) ends the call with joinRTCFailed; the peer hears remoteHangup")
+    func mediaFailed() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.local.audioSource = "none" }
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try alice.call("bob", audioOnly: true)
+        #expect(bobLog.wait(.calling, .remoteAudioCall) != nil)
+        try bob.accept()
+        let failed = try #require(aliceLog.wait(.prepared, .joinRTCFailed))
+        #expect(!failed.eventReason.isEmpty)
+        #expect(bobLog.wait(.prepared, .remoteHangup)?.eventReason == "joinRTCFailed")
+    }
 }
