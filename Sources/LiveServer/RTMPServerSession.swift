@@ -230,8 +230,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     /// The token check (with auth on), then the relay's own rule for the action: the
     /// publish rule for every name, the play rule for co-host (`line-…`) and call
-    /// (`call-…`) names. Refusals
-    /// are logged; the caller counts and answers them.
+    /// (`call-…`) names. Refusals are logged; the caller counts and answers them.
     private func admit(_ action: AccessAction, _ key: StreamKey, query: String?) -> Admission {
         let claims: AccessClaims?
         do {
@@ -273,6 +272,16 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
                 RelayCounters.add(server.counters.takeovers, 1)
                 Log.info("rtmp \(peer): takes over \(key)")
                 replaced.loop.executeCoalesced { replaced.replaced() }
+            }
+            // The rule once more, now that the stream is claimed: a call or a co-host that
+            // ended between the check and the claim found no publisher here to end.
+            if let late = server.publishAuthorizer.refusal(key, query: query, claims: claims) {
+                stream.endPublishing(self, notifyPlayers: true)
+                server.registry.removeIfEmpty(stream)
+                RelayCounters.add(server.counters.refusedPublishes, 1)
+                Log.warning("rtmp \(peer): publish of \(key) refused: \(late)")
+                try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: late)
+                return
             }
             publication = (stream, streamID)
             tokenExpiry = claims?.exp
