@@ -11,9 +11,26 @@ import Synchronization
 /// another; an accepted call publishes this side's picture and sound (a `Hoster`) to a
 /// fresh private stream and plays the peer's (a `Guest`).
 ///
+///     let session = CallSession(options: options)
+///     session.onStateChanged = { change in … }     // onCallStateChanged
+///     session.prepareForCall { error in … }        // → prepared
+///     try session.call("bob")                      // → calling → connecting → connected
+///     session.hangup(reason: "bye")                // → prepared (localHangup)
+///     session.close()                              // → idle
+///
+/// The rules are `CallStateMachine`'s (pure; this kit carries out its outputs): the
+/// calling timer on both sides, busy auto-reject, crossed calls, first-frame-gated
+/// `connected`. An accepted call publishes this side to the `publishStream` the server
+/// gives in `callMedia` (a `Hoster` with `options.local`, audio mode for an audio-only
+/// call) and plays the peer's `playStream` (a `Guest` with `options.play`), both on
+/// `options.server`'s host, port and app; each call has a fresh room, so its streams
+/// cannot be played once it is over. Mute sends silence, hold black and silence.
+///
 /// No public call waits on the network: each returns at once and reports through
-/// `onStateChanged` and `onEvent` (on the session's loop thread, or the caller's for what
-/// a call decides by itself). The state machine behind it is `CallStateMachine` (pure).
+/// `onStateChanged` and `onEvent`, in order, on the kit's signaling loop thread or on the
+/// thread of the call that caused them. A lost signaling connection is not retried: the
+/// kit goes to `failed`, and `prepareForCall` connects again. Thread-safe: the state is
+/// one `Mutex`; handlers may be set at any time from any thread.
 public final class CallSession: Sendable {
     /// What a call kit is set up with (the CallAPI's CallConfig and PrepareConfig).
     public struct Options: Sendable {
