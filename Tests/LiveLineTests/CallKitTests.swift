@@ -163,7 +163,10 @@ struct CallKitTests {
         defer { relay.shutdown() }
         let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
         let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
-        let (carol, carolLog) = try Self.user("carol", colour: "color:green", tone: 440, on: relay)
+        // carol names the signaling herself (the others find it from the RTMP server).
+        let (carol, carolLog) = try Self.user("carol", colour: "color:green", tone: 440, on: relay) {
+            $0.signalURL = "ws://127.0.0.1:\(relay.httpPort)/call"
+        }
         defer { Self.close(alice, bob, carol) }
         try Self.connect(alice, aliceLog, bob, bobLog)
 
@@ -177,8 +180,13 @@ struct CallKitTests {
         #expect(aliceLog.states.value.last?.state == .connected && bobLog.states.value.last?.state == .connected)
         #expect(!bobLog.events.value.contains { if case .incomingCall(from: "carol", _, _, _) = $0 { return true }; return false })
         #expect(aliceLog.sees(Self.blue) && bobLog.sees(Self.red))
-        // A second call while in one is refused as busy.
-        #expect(throws: LiveError.self) { try alice.call("carol") }
+        // A second call, or prepareForCall, while in one is refused as busy.
+        let second = try #require(throws: LiveError.self) { try alice.call("carol") }
+        #expect(second.code == .alreadyOpen)
+        let prepared = Locked<LiveError??>(nil)
+        alice.prepareForCall { error in prepared.update { $0 = .some(error) } }
+        #expect(eventually(seconds: 2) { prepared.value != nil })
+        #expect((prepared.value ?? nil)?.code == .alreadyOpen && alice.state == .connected)
     }
 
     @Test("the calling timer on both sides: the caller's runs out (callingTimeout / remoteCallingTimeout), then the callee's")
