@@ -455,4 +455,23 @@ struct CallKitTests {
         #expect(!failed.eventReason.isEmpty)
         #expect(bobLog.wait(.prepared, .remoteHangup)?.eventReason == "joinRTCFailed")
     }
+
+    @Test("cancel crossing accept through the server: both end in prepared (alice localCancelled; bob remoteCancelled, or messageFailed when the server refused his accept first), and a new call works")
+    func cancelCrossingAccept() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try alice.call("bob")
+        #expect(bobLog.wait(.calling, .remoteVideoCall) != nil)
+        let bobMark = bobLog.mark
+        alice.cancelCall()
+        try bob.accept()
+        #expect(aliceLog.wait(.prepared, .localCancelled) != nil)
+        let ended = try #require(bobLog.wait(.prepared, since: bobMark))
+        #expect([.remoteCancelled, .messageFailed].contains(ended.reason), "\(ended)")
+        #expect(alice.currentCall == nil && bob.currentCall == nil)
+        try Self.connect(alice, aliceLog, bob, bobLog)
+    }
 }
