@@ -474,4 +474,41 @@ struct CallKitTests {
         #expect(alice.currentCall == nil && bob.currentCall == nil)
         try Self.connect(alice, aliceLog, bob, bobLog)
     }
+
+    @Test("CallClient against the relay: register, a send to nobody is 203, renewToken answered; once the server is gone a send is answered at once with 101")
+    func callClient() throws {
+        let relay = try Self.relay()
+        let loop = try EventLoop(name: "call-client")
+        loop.start()
+        defer { loop.shutdown() }
+        let client = CallClient(url: "ws://127.0.0.1:\(relay.httpPort)/call", loop: loop, heartbeatInterval: .milliseconds(100))
+        let replies = Locked<[CallEvent]>([])
+        let closed = Locked<UInt16?>(nil)
+        client.onEvent = { event in if event.event == .reply { replies.update { $0.append(event) } } }
+        client.onClose = { code, _ in closed.update { $0 = code } }
+        let register = client.register(userId: "dana")
+        client.connect()
+        let offline = client.send(message: CallMessage(action: .videoCall, fromUserId: "dana", remoteUserId: "nobody",
+                                                       callId: "c1", fromRoomId: CallStreams.newRoomId()))
+        let renew = client.renewToken("whatever")
+        #expect(eventually(seconds: 5) { replies.value.count >= 3 })
+        func reply(_ id: Int) -> CallEvent? { replies.value.first { $0.id == id } }
+        #expect(reply(register)?.liveCode == .ok && reply(register)?.op == "register")
+        #expect(reply(offline)?.liveCode == .noSuchUser && reply(offline)?.op == "send")
+        #expect(reply(renew) != nil)
+        // Heartbeats (without an id) go out at the interval and are answered too.
+        #expect(eventually(seconds: 2) { replies.value.filter { $0.op == "heartbeat" }.count >= 2 })
+        let numbered = replies.value.compactMap(\.id)
+        #expect(Set(numbered) == [register, offline, renew] && numbered.count == 3)
+
+        relay.shutdown()
+        #expect(eventually(seconds: 5) { closed.value != nil })
+        let late = Locked<CallEvent?>(nil)
+        let id = client.send(message: CallMessage(action: .hangup, fromUserId: "dana", remoteUserId: "bob", callId: "c1")) { event in
+            late.update { $0 = event }
+        }
+        #expect(eventually(seconds: 2) { late.value != nil })
+        #expect(late.value?.id == id && late.value?.liveCode == .networkDisconnected && late.value?.op == "send")
+        #expect(late.value?.message?.contains("call connection") == true)
+    }
 }
