@@ -285,6 +285,18 @@ public final class CallSession: Sendable {
         return refusal
     }
 
+    /// Reports an event of the media (the own push's first picture) in order with the
+    /// machine's outputs.
+    private func report(_ event: CallSessionEvent) {
+        let drains = core.withLock { core -> Bool in
+            core.queue.append(.event(event))
+            guard !core.draining else { return false }
+            core.draining = true
+            return true
+        }
+        if drains { drain() }
+    }
+
     private func drain() {
         while let output = core.withLock({ core -> CallStateMachine.Output? in
             guard !core.queue.isEmpty else {
@@ -607,14 +619,14 @@ extension CallSession {
     private func hosterEvent(_ event: HosterEvent, callId: String) {
         switch event {
         case .firstLocalVideoFrame:
-            if isMedia(of: callId) { handlers.withLock { $0.event }?(.captureFirstLocalVideoFrame) }
+            if isMedia(of: callId) { report(.captureFirstLocalVideoFrame) }
         case .ok:
             let first = core.withLock { core -> Bool in
                 guard core.mediaCallId == callId, !core.firstPublish else { return false }
                 core.firstPublish = true
                 return true
             }
-            if first, currentCall?.audioOnly == false { handlers.withLock { $0.event }?(.publishFirstLocalVideoFrame) }
+            if first, currentCall?.audioOnly == false { report(.publishFirstLocalVideoFrame) }
         case .failed(let code):
             feed(.mediaFailed(callId: callId, reason: "the push failed: code \(code.rawValue) (\(code.message))"))
         default:

@@ -134,6 +134,7 @@ struct CallKitTests {
         #expect(aliceLog.hears(high: true), "alice hears \(aliceLog.tones.value.suffix(3))")
         #expect(bobLog.hears(low: true), "bob hears \(bobLog.tones.value.suffix(3))")
         #expect(aliceLog.saw(.publishFirstLocalVideoFrame) && aliceLog.saw(.remoteJoined))
+        #expect(bobLog.saw(.captureFirstLocalVideoFrame) && bobLog.saw(.publishFirstLocalVideoFrame))
 
         let stats = alice.stats
         #expect((stats.setupMs ?? 0) > 0 && (stats.acceptToFirstFrameMs ?? 0) > 0)
