@@ -273,13 +273,12 @@ public final class CallSession: Sendable {
         let (refusal, drains): (LiveError?, Bool) = core.withLock { core in
             let outputs = core.machine.handle(input)
             var refusal: LiveError?
+            var queued: [CallStateMachine.Output] = []
             for output in outputs {
-                if case .refused(let code, let text) = output { refusal = LiveError(code, text) } else { core.queue.append(output) }
+                if case .refused(let code, let text) = output { refusal = LiveError(code, text) } else { queued.append(output) }
             }
             if refusal == nil { before(&core) }
-            guard !core.draining, !core.queue.isEmpty else { return (refusal, false) }
-            core.draining = true
-            return (refusal, true)
+            return (refusal, Self.enqueue(queued, in: &core))
         }
         if drains { drain() }
         return refusal
@@ -288,13 +287,16 @@ public final class CallSession: Sendable {
     /// Reports an event of the media (the own push's first picture) in order with the
     /// machine's outputs.
     private func report(_ event: CallSessionEvent) {
-        let drains = core.withLock { core -> Bool in
-            core.queue.append(.event(event))
-            guard !core.draining else { return false }
-            core.draining = true
-            return true
-        }
-        if drains { drain() }
+        if core.withLock({ Self.enqueue([.event(event)], in: &$0) }) { drain() }
+    }
+
+    /// Queues `outputs` (under the lock); true when the calling thread is to carry out the
+    /// queue (nobody else is at it).
+    private static func enqueue(_ outputs: [CallStateMachine.Output], in core: inout Core) -> Bool {
+        core.queue += outputs
+        guard !core.draining, !core.queue.isEmpty else { return false }
+        core.draining = true
+        return true
     }
 
     private func drain() {
