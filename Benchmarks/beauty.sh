@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Beauty filter beside ffmpeg's smoothing filters, on the same frames, one thread each
-# (DESIGN.md §6: ≤ 2 ms per 720p frame, ≥ 3x faster than the ffmpeg filter).
+# (DESIGN.md §7: ≤ 2 ms per 720p frame, ≥ 3x faster than the ffmpeg filter).
 # The clip: 120 frames of 1280x720, half testsrc2 (edges, text, colour bars), half a
 # noisy skin tone, the part a beauty filter smooths.
 #

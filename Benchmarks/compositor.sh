@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compositor benchmark (DESIGN.md §6): a 1280x720 mix of a 1280x720 host and three
+# Compositor benchmark (DESIGN.md §7): a 1280x720 mix of a 1280x720 host and three
 # 640x360 co-hosts (full template: 320x180 tiles with a 2-pixel white border, column at
 # the bottom right), by LiveMix's Compositor and by an ffmpeg scale/pad/overlay graph doing
 # the same composition on inputs of the same sizes, both single-threaded, over the same
@@ -73,7 +73,7 @@ awk -v ours="$ours" -v total="$ff_total" -v base="$ff_base" -v n="$FRAMES" 'BEGI
     printf "ffmpeg baseline (inputs only):    %.3f ms/frame\n", base
     printf "ffmpeg composition (whole - base): %.3f ms/frame\n", mix
     printf "ratio ffmpeg composition / LiveMix: %.2fx (whole run / LiveMix: %.2fx)\n", mix / ours, total / ours
-    printf "target (DESIGN.md §6): <= 1.5 ms/frame: %s\n", (ours <= 1.5 ? "met" : "NOT met")
+    printf "target (DESIGN.md §7): <= 1.5 ms/frame: %s\n", (ours <= 1.5 ? "met" : "NOT met")
     print "The baseline is subtracted because the ffmpeg run also produces its inputs and drives"
     print "its graph, while compositor-bench feeds ready frames; the whole-run ratio is an upper bound."
 }'

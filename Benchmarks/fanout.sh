@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Relay fan-out (DESIGN.md §6): one 2500 kbit/s (BITRATE) 720p30 stream (a recorded file pushed
+# Relay fan-out (DESIGN.md §7): one 2500 kbit/s (BITRATE) 720p30 stream (a recorded file pushed
 # by ffmpeg -re -c copy, the same bytes for both servers) relayed to N players by
 # LiveLine's server and by nginx-rtmp (Debian's libnginx-mod-rtmp, 1 worker, live on).
 #

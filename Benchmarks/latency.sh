@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Glass-to-glass latency on loopback (DESIGN.md §6): a LiveLine hoster (test pattern,
+# Glass-to-glass latency on loopback (DESIGN.md §7): a LiveLine hoster (test pattern,
 # 720p30, 2500 kbit/s) pushes through a relay to a LiveLine guest; each frame carries
 # its capture time in an SEI, the guest subtracts it from the wall clock when the frame
 # is decoded. The same chain runs through LiveLine's server and through nginx-rtmp

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Hoster pipeline throughput beside ffmpeg, on the same pictures with the same x264
-# settings, timed the same way, in one run (DESIGN.md §6).
+# settings, timed the same way, in one run (DESIGN.md §7).
 #
 # The pictures: FRAMES frames of ffmpeg's testsrc2 at each size, recorded once as raw
 # I420 (.y4m, kept in CACHE) and read by both sides:

@@ -1,6 +1,6 @@
 // Composes a 1280x720 mix of a 1280x720 host and three 640x360 co-hosts (full template,
 // tiles 320x180 with 2-pixel borders) and reports milliseconds per composed frame
-// (DESIGN.md §6: ≤ 1.5 ms). Benchmarks/compositor.sh runs it beside ffmpeg.
+// (DESIGN.md §7: ≤ 1.5 ms). Benchmarks/compositor.sh runs it beside ffmpeg.
 //
 // Usage: compositor-bench [frames] [warmup]
 import Foundation

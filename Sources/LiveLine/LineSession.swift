@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Reconnect: a connection lost after it was open (the server restarted, the network
 /// dropped it) is tried again with `backoff`, the push's schedule (2 s × 1.5^n with
-/// jitter, DESIGN.md §7), each try reported as `.reconnecting(times:reason:)`. A try
+/// jitter, DESIGN.md §8), each try reported as `.reconnecting(times:reason:)`. A try
 /// that connects sends the create or join again (`start`'s opener, with a fresh token
 /// from the provider); one the server refuses (the hoster's push not republished yet,
 /// the line not re-created yet, the old connection not yet gone) counts as a failed try.

@@ -1,7 +1,7 @@
 import Foundation
 
 /// When to try again after a lost RTMP connection: exponential backoff with jitter,
-/// `base × factor^n` seconds (2 s × 1.5^n by default, DESIGN.md §7), capped, for a
+/// `base × factor^n` seconds (2 s × 1.5^n by default, DESIGN.md §8), capped, for a
 /// bounded number of tries. Pure: the jitter is an argument, so the schedule is tested
 /// without clocks or randomness.
 public struct ReconnectBackoff: Sendable, Equatable {

@@ -7,7 +7,7 @@ enum LayoutCommand: Command {
     static let help = """
         Usage: liveline layout [options]
 
-        Prints the rectangles of a mix layout, host first (DESIGN.md §5).
+        Prints the rectangles of a mix layout, host first (DESIGN.md §6).
 
           --canvas WxH              canvas size (default 1280x720)
           --template NAME           full | equal | bigSmall (default full)

@@ -3,7 +3,7 @@ import LiveCore
 import Testing
 @testable import LiveMix
 
-/// Shorthand for expected rectangles written out by hand from DESIGN.md §5.
+/// Shorthand for expected rectangles written out by hand from DESIGN.md §6.
 private func R(_ x: Int, _ y: Int, _ w: Int, _ h: Int, _ border: Int = 0) -> MixRect {
     MixRect(x: x, y: y, w: w, h: h, border: border)
 }

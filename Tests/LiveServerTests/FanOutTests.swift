@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 @testable import LiveServer
 
-/// Fan-out at a scale the relay is built for (DESIGN.md §6): every player of a stream
+/// Fan-out at a scale the relay is built for (DESIGN.md §7): every player of a stream
 /// gets every frame, in order, once.
 @Suite("Relay fan-out to many players", .serialized)
 struct FanOutTests {
