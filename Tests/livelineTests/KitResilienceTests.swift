@@ -58,6 +58,52 @@ struct KitResilienceTests {
         #expect(!names.contains("failed"))
     }
 
+    @Test("after a 2 s server outage the target bitrate resumes at the rate before it (±10 %): a lost connection is not congestion")
+    func bitrateAfterRestart() throws {
+        let server = try Server()
+        let host = try KitProcess(["host", server.url("steady"), "--size", "320x240", "--bitrate", "1200", "--keyint", "1",
+                                   "--stats", "json"])
+        defer { host.stop() }
+        #expect(host.waitFor(timeout: 10) { $0["event"] as? String == "ok" } != nil)
+        let targets = { (lines: ArraySlice<(time: Date, object: [String: Any])>) in
+            lines.filter { $0.object["event"] as? String == "stats" }.compactMap { Self.int($0.object["targetKbps"]) }
+        }
+        // Two status seconds of a steady push (nothing congests loopback): the rate before the outage.
+        #expect(waitUntil(timeout: 10) { targets(host.events[...]).count >= 2 })
+        let before = try #require(targets(host.events[...]).last)
+        let restarted = try server.killAndRestart(after: 2)
+        defer { restarted.stop() }
+        // Published again (an `ok` after `reconnecting`), then three status seconds.
+        let afterReconnect = {
+            let events = host.events
+            guard let lost = events.firstIndex(where: { $0.object["event"] as? String == "reconnecting" }),
+                  let back = events[lost...].firstIndex(where: { $0.object["event"] as? String == "ok" }) else { return [Int]() }
+            return targets(events[back...])
+        }
+        #expect(waitUntil(timeout: 20) { afterReconnect().count >= 3 }, "\(host.names)")
+        let after = afterReconnect()
+        print("restart: target \(before) kbit/s before the outage, \(after) after the reconnect")
+        #expect(!after.isEmpty && after.allSatisfy { abs($0 - before) * 10 <= before }, "before \(before), after \(after)")
+        #expect(host.names.contains("reconnecting") && !host.names.contains("failed"), "\(host.names)")
+        // The stats lines say what the push measured and what the controller did: a
+        // throughput before the outage, offline or settling around it, no congestion drop.
+        let stats = host.events.filter { $0.object["event"] as? String == "stats" }.map(\.object)
+        #expect(stats.contains { (Self.int($0["throughputKbps"]) ?? 0) > 0 && $0["queueBytes"] != nil }, "\(stats.last ?? [:])")
+        let phases = Set(stats.compactMap { $0["abr"] as? String })
+        #expect(phases.contains("probing") && (phases.contains("offline") || phases.contains("settling")), "\(phases)")
+        #expect(stats.allSatisfy { Self.int($0["congestionDropped"]) == 0 }, "\(stats.compactMap { $0["congestionDropped"] })")
+    }
+
+    /// Polls `condition` every 50 ms until it holds or `timeout` seconds passed.
+    private func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return condition()
+    }
+
     @Test("through an 800 kbit/s uplink from a 2500 kbit/s start the bitrate falls below the limit within 10 s, the delay stays bounded, the guest decodes cleanly")
     func congestion() throws {
         let server = try Server()
@@ -88,7 +134,7 @@ struct KitResilienceTests {
         let delays = stats.compactMap { Self.int($0.object["delayMs"]) }
         let lateDelays = stats.filter { $0.time.timeIntervalSince(started) > 6 }.compactMap { Self.int($0.object["delayMs"]) }
         #expect(!lateDelays.isEmpty && lateDelays.max()! < 2500, "delays \(delays)")
-        print("congestion: target below 800 kbit/s after \(String(format: "%.1f", belowAfter)) s; targets \(stats.compactMap { Self.int($0.object["targetKbps"]) }); delays \(delays)")
+        print("congestion: target below 800 kbit/s after \(String(format: "%.1f", belowAfter)) s; targets \(stats.compactMap { Self.int($0.object["targetKbps"]) }); delays \(delays); sent kbit/s \(stats.compactMap { Self.int($0.object["bitrateKbps"]) }); throughput kbit/s \(stats.compactMap { Self.int($0.object["throughputKbps"]) }); congestion drops \(stats.compactMap { Self.int($0.object["congestionDropped"]) }); abr \(stats.compactMap { $0.object["abr"] as? String })")
         let summary = try #require(guest.events.last { $0.object["event"] as? String == "summary" }?.object)
         #expect(Self.int(summary["decodeErrors"]) == 0, "\(summary)")
         #expect((Self.int(summary["frames"]) ?? 0) > 60, "\(summary)")
