@@ -1,77 +1,287 @@
 /// Adaptive bitrate for the hoster (the anyRTC SDK adapts its quality to onRtmpStreamStatus's
-/// net band): a pure state machine fed once per interval with what the publisher saw,
-/// answering the encoder bitrate to use next. No clock, no I/O.
+/// net band): a pure state machine fed a few times a second with what the push saw (the
+/// time, the send queue in ms of media, the throughput the network achieved, the frames
+/// congestion dropped), answering the encoder bitrate to use next. No clock, no I/O: the
+/// time is in the sample.
 ///
-/// - Down: when the send queue holds more than `highQueueMilliseconds` of media, or
-///   frames were dropped in the interval, the target falls to `downFactor` × the current
-///   one, and to `rateHeadroom` × the measured send rate when that is lower (the link
-///   told us what it carries), never below `minKbps`.
-/// - Up: after `stableIntervalsBeforeUp` intervals in a row with the queue under
-///   `lowQueueMilliseconds` and no drop, the target rises by `upFactor`, up to `maxKbps`;
-///   the count starts over after each step so the climb is slow and a step that
-///   congests again is taken back at once.
+/// - The queue counts from its floor: the lowest of the last 10–20 s (at most
+///   `maxBaseQueueMilliseconds`) is media in flight over the round trip, not a backlog.
+/// - Cut, fast: when the queue has stayed above `highQueueMilliseconds` for
+///   `confirmMilliseconds` (a keyframe's burst drains sooner), or passes twice that
+///   level, or frames were dropped for congestion, the target falls to `rateHeadroom` ×
+///   the throughput the link achieved (less `reservedKbps` for the sound), and at least
+///   to `burstFactor` × itself. A throughput under a quarter of the target is a stall, not
+///   a measure of the link: the target then falls to `downFactor` × itself.
+/// - After a cut the backlog drains at the margin the cut left: no second cut for
+///   `cutHoldMilliseconds`, and after that only while the queue still grows, frames were
+///   dropped again, or the target is so close to what the link carries now that the
+///   backlog would never drain; a draining queue is never read as fresh congestion.
+///   A queue above `lowQueueMilliseconds` that has grown at every sample for
+///   `growthMilliseconds` is congestion as well (a rate just above the link's).
+/// - Probe, carefully: once the queue has stayed under `lowQueueMilliseconds` for
+///   `probeIntervalMilliseconds` without creeping up (by `probeToleranceMilliseconds`),
+///   the rate is known good (`lastGoodKbps`) and the target rises by one additive step,
+///   up to `maxKbps`; the next step waits for another calm interval at the new rate. A
+///   queue between the two levels holds the rate.
+/// - A lost connection is not congestion: samples while disconnected mean nothing
+///   (`connectionLost`), and the stall that often comes before a loss is taken back —
+///   the target returns to the last good rate. After a reconnect (or a takeover of the
+///   stream name) the push resumes at that rate and the samples of the first
+///   `reconnectGraceMilliseconds` (headers and an IDR in a burst, a rate meter starting
+///   from nothing) are ignored.
 public struct BitrateController: Sendable, Equatable {
     public struct Settings: Sendable, Equatable {
         public var minKbps: Int
         public var maxKbps: Int
-        public var highQueueMilliseconds = 400
+        /// A queue longer than this, for `confirmMilliseconds`, is congestion.
+        public var highQueueMilliseconds = 250
+        /// A queue shorter than this is calm: the rate may rise.
         public var lowQueueMilliseconds = 100
-        public var downFactor = 0.7
-        public var upFactor = 1.1
+        /// How long the queue must stay above the high level before a cut (twice the
+        /// level cuts at once).
+        public var confirmMilliseconds = 200
+        /// A queue above the low level that has grown at every sample for this long is
+        /// congestion too: the rate is above the link's, however slightly.
+        public var growthMilliseconds = 750
+        /// A probe steps up only if the queue grew less than this over its calm interval.
+        public var probeToleranceMilliseconds = 30
+        /// The share of the achieved throughput a cut goes to.
         public var rateHeadroom = 0.85
-        public var stableIntervalsBeforeUp = 5
+        /// A cut is at least this factor (the queue grew though the link carries more
+        /// than the target: a burst).
+        public var burstFactor = 0.9
+        /// The cut when the throughput says nothing of the link (a stall).
+        public var downFactor = 0.7
+        /// The additive step of a probe, in kbit/s.
+        public var stepKbps: Int
+        /// Calm time before each step up.
+        public var probeIntervalMilliseconds = 1000
+        /// No second cut this soon after one.
+        public var cutHoldMilliseconds = 1000
+        /// Samples ignored after a reconnect.
+        public var reconnectGraceMilliseconds = 2000
+        /// Bit rate of the rest of the stream (the sound), taken off the throughput.
+        public var reservedKbps = 0
+        /// The queue's floor (the lowest over the last 10 to 20 s, at most this) is the
+        /// path's round trip, not a backlog: it is taken off before the levels apply.
+        public var maxBaseQueueMilliseconds = 200
+        /// How long a floor is remembered.
+        public var baseWindowMilliseconds = 10_000
 
+        /// The step is 8 % of `maxKbps` (at least 25 kbit/s): from a cut to 0.85 × 1 Mbit/s
+        /// back to 2500 in about 8 calm seconds.
         public init(minKbps: Int, maxKbps: Int) {
             self.minKbps = max(1, min(minKbps, maxKbps))
             self.maxKbps = max(minKbps, maxKbps)
+            stepKbps = max(25, self.maxKbps * 8 / 100)
         }
     }
 
-    /// What the publisher saw over one interval.
+    /// What the push saw, at one instant.
     public struct Sample: Sendable, Equatable {
-        /// Unsent media in the publisher's queue, in ms.
+        /// Monotonic time of the sample, in ms.
+        public var timeMilliseconds: Int64
+        /// Unsent (unacknowledged) media in the push's queue, in ms.
         public var queuedMilliseconds: Int
-        /// Frames dropped during the interval.
+        /// Frames congestion dropped since the previous sample (not those lost while
+        /// disconnected or waiting for a keyframe after a reconnect).
         public var droppedFrames: Int
-        /// Bytes per second the connection carried.
+        /// Bytes per second the network carried over about the last second.
         public var sendBytesPerSecond: Double
 
-        public init(queuedMilliseconds: Int, droppedFrames: Int, sendBytesPerSecond: Double) {
+        public init(timeMilliseconds: Int64, queuedMilliseconds: Int, droppedFrames: Int = 0, sendBytesPerSecond: Double) {
+            self.timeMilliseconds = timeMilliseconds
             self.queuedMilliseconds = queuedMilliseconds
             self.droppedFrames = droppedFrames
             self.sendBytesPerSecond = sendBytesPerSecond
         }
     }
 
+    /// What the controller is doing (the `abr` field of `--stats json`).
+    public enum Phase: String, Sendable, Equatable {
+        /// The queue is calm: stepping up, or at the maximum.
+        case probing
+        /// The queue is between the levels: the rate holds.
+        case holding
+        /// Cut: the backlog drains.
+        case draining
+        /// Disconnected: samples are ignored.
+        case offline
+        /// Just reconnected: samples are ignored for the grace time.
+        case settling
+    }
+
     public let settings: Settings
     /// The bitrate the encoder should use, in kbit/s.
     public private(set) var targetKbps: Int
-    private var stableIntervals = 0
+    /// The highest rate the queue was last calm at for a whole probe interval: where a
+    /// reconnect resumes.
+    public private(set) var lastGoodKbps: Int
+    public private(set) var phase = Phase.probing
+    private var highSince: Int64?
+    private var calmSince: Int64?
+    /// When the last cut was made (nil once the queue is calm again).
+    private var lastCut: Int64?
+    /// The previous sample's queue (from its floor) and time.
+    private var previousQueue = 0
+    private var previousTime: Int64?
+    /// Since when the queue has grown at every sample.
+    private var growingSince: Int64?
+    /// The queue when the calm interval began.
+    private var calmStartQueue = 0
+    private var settleUntil: Int64?
+    /// The lowest queue of the current and the previous base window.
+    private var baseWindow = BaseWindow()
+
+    /// The queue's floor: media in flight over the path's round trip, which no rate
+    /// shortens. Two windows, so that the floor follows a path that changed.
+    private struct BaseWindow: Sendable, Equatable {
+        var start: Int64?
+        var current = Int.max
+        var previous = Int.max
+
+        mutating func add(_ queue: Int, at time: Int64, window: Int) -> Int {
+            if let start, time - start < Int64(window) {
+                current = min(current, queue)
+            } else {
+                previous = start == nil ? queue : current
+                current = queue
+                start = time
+            }
+            return min(current, previous)
+        }
+    }
 
     public init(settings: Settings, startKbps: Int) {
         self.settings = settings
         targetKbps = min(max(startKbps, settings.minKbps), settings.maxKbps)
+        lastGoodKbps = targetKbps
     }
 
-    /// Takes one interval's figures; returns the new target when it changed.
+    /// Takes one sample; returns the new target when it changed.
     @discardableResult
     public mutating func update(_ sample: Sample) -> Int? {
+        let now = sample.timeMilliseconds
+        switch phase {
+        case .offline:
+            return nil
+        case .settling:
+            if let settleUntil, now < settleUntil { return nil }
+            settleUntil = nil
+            phase = .holding
+        case .probing, .holding, .draining:
+            break
+        }
         let before = targetKbps
-        if sample.queuedMilliseconds > settings.highQueueMilliseconds || sample.droppedFrames > 0 {
-            stableIntervals = 0
-            var next = Double(targetKbps) * settings.downFactor
-            let carried = sample.sendBytesPerSecond * 8 / 1000 * settings.rateHeadroom
-            if carried > 0 { next = min(next, carried) }
-            targetKbps = max(settings.minKbps, Int(next))
-        } else if sample.queuedMilliseconds < settings.lowQueueMilliseconds {
-            stableIntervals += 1
-            if stableIntervals >= settings.stableIntervalsBeforeUp {
-                stableIntervals = 0
-                targetKbps = min(settings.maxKbps, max(targetKbps + 1, Int(Double(targetKbps) * settings.upFactor)))
+        let base = min(settings.maxBaseQueueMilliseconds,
+                       baseWindow.add(sample.queuedMilliseconds, at: now, window: settings.baseWindowMilliseconds))
+        let queue = max(0, sample.queuedMilliseconds - base)
+        if queue > previousQueue {
+            growingSince = growingSince ?? previousTime ?? now
+        } else {
+            growingSince = nil
+        }
+        defer {
+            previousQueue = queue
+            previousTime = now
+        }
+        if queue > settings.highQueueMilliseconds {
+            if highSince == nil { highSince = now }
+        } else {
+            highSince = nil
+        }
+        let confirmed = highSince.map { now - $0 >= Int64(settings.confirmMilliseconds) } ?? false
+        let growing = queue > settings.lowQueueMilliseconds
+            && growingSince.map { now - $0 >= Int64(settings.growthMilliseconds) } ?? false
+        let congested = confirmed || growing || queue > 2 * settings.highQueueMilliseconds || sample.droppedFrames > 0
+        if congested {
+            calmSince = nil
+            if let lastCut {
+                // The backlog of before the cut drains: only a longer queue, new drops or a
+                // target the link now carries all but none of (it would never drain: the cut
+                // came from a throughput that still held faster seconds), after the hold, say
+                // the cut was not enough.
+                let held = now - lastCut < Int64(settings.cutHoldMilliseconds)
+                let carried = carriedKbps(sample)
+                let aboveLink = carried >= Double(targetKbps) / 4
+                    && carried * settings.rateHeadroom < Double(targetKbps) * settings.burstFactor
+                let worse = queue > previousQueue || sample.droppedFrames > 0 || aboveLink
+                if held || !worse { return nil }
+            }
+            cut(sample)
+        } else if queue < settings.lowQueueMilliseconds {
+            lastCut = nil
+            phase = .probing
+            guard let since = calmSince else {
+                calmSince = now
+                calmStartQueue = queue
+                return nil
+            }
+            if now - since >= Int64(settings.probeIntervalMilliseconds) {
+                // Calm, but a queue that crept up says the rate is at the link's already.
+                if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
+                    lastGoodKbps = targetKbps
+                    targetKbps = min(settings.maxKbps, targetKbps + settings.stepKbps)
+                }
+                calmSince = now
+                calmStartQueue = queue
             }
         } else {
-            stableIntervals = 0
+            // Between the levels: hold, and the calm time starts over.
+            calmSince = nil
+            if lastCut == nil { phase = .holding }
         }
+        return targetKbps == before ? nil : targetKbps
+    }
+
+    /// The video rate the link carried (the throughput less the sound's share), in kbit/s.
+    private func carriedKbps(_ sample: Sample) -> Double {
+        sample.sendBytesPerSecond * 8 / 1000 - Double(settings.reservedKbps)
+    }
+
+    private mutating func cut(_ sample: Sample) {
+        let target = Double(targetKbps)
+        let carried = carriedKbps(sample)
+        let next = carried >= target / 4
+            ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
+            : target * settings.downFactor
+        targetKbps = max(settings.minKbps, min(targetKbps, Int(next)))
+        lastCut = sample.timeMilliseconds
+        phase = .draining
+    }
+
+    /// The connection was lost: nothing it shows until the next reconnect is congestion,
+    /// and the target returns to the last good rate (a cut during the stall before the loss
+    /// is taken back). Returns the new target when it changed.
+    @discardableResult
+    public mutating func connectionLost() -> Int? {
+        let before = targetKbps
+        targetKbps = lastGoodKbps
+        phase = .offline
+        highSince = nil
+        calmSince = nil
+        lastCut = nil
+        previousQueue = 0
+        previousTime = nil
+        growingSince = nil
+        return targetKbps == before ? nil : targetKbps
+    }
+
+    /// Publishing again at `timeMilliseconds` (a reconnect, or a takeover of the stream
+    /// name): the push resumes at the last good rate and the samples of the grace time are
+    /// ignored. Returns the new target when it changed.
+    @discardableResult
+    public mutating func reconnected(atMilliseconds timeMilliseconds: Int64) -> Int? {
+        let before = targetKbps
+        targetKbps = lastGoodKbps
+        phase = .settling
+        settleUntil = timeMilliseconds + Int64(settings.reconnectGraceMilliseconds)
+        highSince = nil
+        calmSince = nil
+        lastCut = nil
+        previousQueue = 0
+        previousTime = nil
+        growingSince = nil
         return targetKbps == before ? nil : targetKbps
     }
 }

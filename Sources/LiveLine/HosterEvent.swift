@@ -61,10 +61,22 @@ public enum HosterEvent: Sendable, Equatable {
 
 /// The figures of one `HosterEvent.status`.
 public struct HosterStatus: Sendable, Equatable {
-    /// Media time queued but not yet taken by the network, in ms (the anyRTC SDK: delayTime).
+    /// The send queue in ms of media: queued, or taken by the kernel but not yet
+    /// acknowledged by the server (the anyRTC SDK: delayTime).
     public var delayMilliseconds = 0
-    /// Bytes per second the network took over the last second (the anyRTC SDK: netBand).
+    /// Bytes per second the kernel took over the last second (the anyRTC SDK: netBand).
     public var upstreamBytesPerSecond = 0
+    /// The send queue in bytes (the publisher's, the connection's and the kernel's unacknowledged).
+    public var queuedBytes = 0
+    /// Bytes per second the server acknowledged over the last second: the throughput
+    /// the network achieved.
+    public var throughputBytesPerSecond = 0
+    /// The part of `droppedFrames` congestion dropped (the queue past its bound, to the
+    /// next keyframe), not those lost while disconnected.
+    public var congestionDroppedFrames = 0
+    /// What the adaptive bitrate is doing (`BitrateController.Phase`: probing, holding,
+    /// draining, offline, settling); nil when it is off.
+    public var abr: String?
     /// Frames dropped so far: by congestion control, and while disconnected.
     public var droppedFrames = 0
     /// The encoder's current target bitrate, in kbit/s (adaptive bitrate moves it).

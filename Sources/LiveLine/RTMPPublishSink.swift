@@ -23,8 +23,11 @@ import Synchronization
 /// - Congestion: the publisher drops non-keyframes once its queue holds more than
 ///   `Options.congestionMilliseconds`, and discards the queued frames when the next
 ///   keyframe comes, which the sink asks the encoder for at once (never a broken GOP).
-///   With `Options.bitrate` set, a `BitrateController` steps the encoder's bitrate
-///   down and back up once a second.
+///   With `Options.bitrate` set, a `BitrateController` sampled four times a second
+///   (the send queue in ms of media, the throughput the server acknowledged, the frames
+///   congestion dropped) cuts the encoder's bitrate and probes it back up. A lost
+///   connection is not congestion: the controller is told of the loss and of the
+///   reconnect, and the push resumes at the last good rate.
 ///
 /// `open`, `close` and the video `write` run on the encode thread, the audio `write` on
 /// the audio thread; `onEvent` is called on the sink's event-loop thread (a failed first
@@ -71,6 +74,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         var droppedEarlier = 0
         var droppedAudioOffline = 0
         var droppedAudioEarlier = 0
+        var congestionDroppedEarlier = 0
         var stream: VideoStreamInfo?
         var audio: AudioStreamInfo?
     }
@@ -82,8 +86,12 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
     private var retryTimer: TimerHandle?
     private var statusTimer: TimerHandle?
     private var controller: BitrateController?
-    private var lastDropped = 0
+    /// The publisher the last controller sample came from, and its congestion drops then.
+    private var sampled: (publisher: ObjectIdentifier, congestionDropped: Int)?
+    private var ticks = 0
     private var everPublished = false
+    /// What the controller is doing (for the status); nil without adaptive bitrate.
+    private let abrPhase = Mutex<BitrateController.Phase?>(nil)
 
     public init(url: RTMPURL, options: Options = Options()) {
         self.url = url
@@ -119,6 +127,10 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             status.reconnects = shared.reconnects
             status.droppedAudioFrames = shared.droppedAudioEarlier + shared.droppedAudioOffline + publisherStats.droppedAudioFrames
             status.sentAudioFrames = publisherStats.sentAudioFrames
+            status.queuedBytes = publisherStats.queuedBytes
+            status.throughputBytesPerSecond = Int(publisherStats.throughput)
+            status.congestionDroppedFrames = shared.congestionDroppedEarlier + publisherStats.congestionDroppedFrames
+            status.abr = abrPhase.withLock { $0?.rawValue }
             return status
         }
     }
@@ -139,9 +151,14 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         }
         if let settings = options.bitrate, let stream {
             var settings = settings
-            settings.highQueueMilliseconds = min(settings.highQueueMilliseconds, max(50, options.congestionMilliseconds * 4 / 5))
-            controller = BitrateController(settings: settings, startKbps: stream.bitrate / 1000)
-            if let target = controller?.targetKbps, target != stream.bitrate / 1000 { encoder?.setBitrate(kbps: target) }
+            // Cut before the queue reaches the bound where frames are dropped.
+            settings.highQueueMilliseconds = min(settings.highQueueMilliseconds, max(50, options.congestionMilliseconds * 3 / 5))
+            settings.lowQueueMilliseconds = min(settings.lowQueueMilliseconds, settings.highQueueMilliseconds / 2)
+            settings.reservedKbps = (audio?.bitrate ?? 0) / 1000
+            let controller = BitrateController(settings: settings, startKbps: stream.bitrate / 1000)
+            self.controller = controller
+            abrPhase.withLock { $0 = controller.phase }
+            if controller.targetKbps != stream.bitrate / 1000 { encoder?.setBitrate(kbps: controller.targetKbps) }
         }
         let publisher: RTMPPublisher
         do {
@@ -290,6 +307,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             }
             guard isCurrent else { return }
             if reconnected {
+                // A reconnect (or a takeover of the name) is not congestion: the push
+                // resumes at the last good rate.
+                adapt { $0.reconnected(atMilliseconds: Self.nowMilliseconds) }
                 // Players joining now need the headers and a keyframe before anything else.
                 sendHeaders(publisher, stream: stream, audio: audio)
                 if stream != nil {
@@ -305,11 +325,14 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
                 if isCurrent {
                     shared.droppedEarlier += publisher.stats.droppedFrames
                     shared.droppedAudioEarlier += publisher.stats.droppedAudioFrames
+                    shared.congestionDroppedEarlier += publisher.stats.congestionDroppedFrames
                     shared.current = nil
                 }
                 return (isCurrent, shared.closing)
             }
             guard isCurrent, !stop, everPublished else { return }
+            // Whatever the lost connection showed last (a stall, a queue) was not the network's capacity.
+            adapt { $0.connectionLost() }
             if case .rejected(_, let status) = error, status.code != RTMPStatus.Code.publishBadName {
                 giveUp(error.refusalCode ?? .liveError, "RTMP publish refused: \(error)", isRefusal: true)
             } else {
@@ -369,29 +392,46 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         onEvent?(.failed(code))
     }
 
+    /// Controller samples per status event (once a second).
+    private static let samplesPerStatus = 4
+
     private func scheduleStatus() {
         guard let loop else { return }
-        statusTimer = loop.schedule(after: .seconds(1)) { [weak self] in
+        statusTimer = loop.schedule(after: .milliseconds(1000 / Int64(Self.samplesPerStatus))) { [weak self] in
             guard let self else { return }
             self.tick()
             self.scheduleStatus()
         }
     }
 
+    private static var nowMilliseconds: Int64 { Int64(Clock.monotonicMicros() / 1000) }
+
+    /// Applies `change` to the controller (loop) and the new target to the encoder.
+    private func adapt(_ change: (inout BitrateController) -> Int?) {
+        guard var controller else { return }
+        if let next = change(&controller) { encoder?.setBitrate(kbps: next) }
+        self.controller = controller
+        abrPhase.withLock { $0 = controller.phase }
+    }
+
+    /// A controller sample four times a second, the status event every fourth tick.
     private func tick() {
         let (stop, publisher) = shared.withLock { ($0.closing || $0.finalFailure != nil, $0.current) }
-        guard !stop, let publisher, publisher.stats.state == .publishing else { return }
-        let status = self.status
-        if var controller {
-            let sample = BitrateController.Sample(queuedMilliseconds: status.delayMilliseconds,
-                                                  droppedFrames: status.droppedFrames - lastDropped,
-                                                  sendBytesPerSecond: Double(status.upstreamBytesPerSecond))
-            if let next = controller.update(sample) { encoder?.setBitrate(kbps: next) }
-            self.controller = controller
+        guard !stop, let publisher else { return }
+        let stats = publisher.stats
+        guard stats.state == .publishing else { return }
+        // Drops are counted per connection: a new one starts its count from zero.
+        let id = ObjectIdentifier(publisher)
+        let dropped = sampled?.publisher == id ? stats.congestionDroppedFrames - (sampled?.congestionDropped ?? 0) : 0
+        sampled = (id, stats.congestionDroppedFrames)
+        adapt {
+            $0.update(BitrateController.Sample(timeMilliseconds: Self.nowMilliseconds, queuedMilliseconds: stats.queuedMilliseconds,
+                                               droppedFrames: max(0, dropped), sendBytesPerSecond: stats.throughput))
         }
-        lastDropped = status.droppedFrames
+        ticks += 1
+        guard ticks % Self.samplesPerStatus == 0 else { return }
         var reported = status
-        reported.bitrateKbps = encoder?.bitrateKbps ?? status.bitrateKbps
+        reported.bitrateKbps = encoder?.bitrateKbps ?? reported.bitrateKbps
         onEvent?(.status(reported))
     }
 }

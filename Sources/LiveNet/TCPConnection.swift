@@ -96,6 +96,14 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
 
     /// Bytes waiting in the write queue.
     public var queuedBytes: Int { queue.byteCount }
+    /// Bytes the kernel took (`bytesWritten`) that the peer has not acknowledged yet:
+    /// unsent in the socket's buffer, queued on the way out or in flight (SIOCOUTQ).
+    /// On a narrow link this is where the backlog hides; 0 once closed.
+    public var unacknowledgedBytes: Int {
+        guard fd >= 0 else { return 0 }
+        var value: Int32 = 0
+        return ioctl(fd, UInt(TIOCOUTQ), &value) == 0 ? Int(max(0, value)) : 0
+    }
     /// Buffers waiting in the write queue.
     public var queuedBuffers: Int { queue.bufferCount }
     /// False while reading is paused with `pauseReading()`.

@@ -49,6 +49,8 @@ final class RTMPClientConnection: TCPConnectionHandler, @unchecked Sendable {
     var isWritable: Bool { held.isEmpty && (connection?.isWritable ?? false) }
     var bytesRead: UInt64 { connection?.bytesRead ?? 0 }
     var bytesWritten: UInt64 { connection?.bytesWritten ?? 0 }
+    /// Bytes the kernel took that the server has not acknowledged yet.
+    var unacknowledgedBytes: Int { connection?.unacknowledgedBytes ?? 0 }
     /// Where the bytes produced so far end in the connection's byte count
     /// (`bytesWritten` reaches it when the kernel has taken all of them).
     var endOffset: UInt64 { bytesQueued + UInt64(held.count) }

@@ -92,13 +92,17 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// A snapshot of the publisher's figures, readable from any thread.
     public struct Stats: Sendable, Equatable {
         public var state = State.idle
-        /// Bytes waiting to be sent: in the publisher's queue and the socket's.
+        /// Bytes on their way: in the publisher's queue, the connection's and the
+        /// kernel's (taken but not yet acknowledged by the server).
         public var queuedBytes = 0
-        /// Media time between the oldest unsent media packet (audio or video) and the
-        /// newest one queued.
+        /// Media time between the oldest media packet (audio or video) the server has not
+        /// acknowledged yet and the newest one queued: the send queue in ms of media.
         public var queuedMilliseconds = 0
         /// Bytes per second the kernel took over the last second.
         public var sendRate = 0.0
+        /// Bytes per second the server acknowledged over the last second: what the
+        /// network really carried (the achieved throughput).
+        public var throughput = 0.0
         /// Bytes the kernel took since connect (handshake included).
         public var bytesSent: UInt64 = 0
         /// Video packets handed to the connection.
@@ -108,6 +112,9 @@ public final class RTMPPublisher: @unchecked Sendable {
         /// Video packets dropped because the queue was over its cap, or because no
         /// sequence header or keyframe had been queued yet.
         public var droppedFrames = 0
+        /// The part of `droppedFrames` dropped because the queue passed its bound (to
+        /// the next keyframe): congestion alone, not a stream's clean start.
+        public var congestionDroppedFrames = 0
         /// True while non-keyframes are being dropped until the next keyframe.
         public var isCongested = false
         /// AAC frames handed to the connection.
@@ -166,17 +173,17 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// (end offset in the connection's byte count, dts) of media handed to the connection.
     private var inFlight: [(end: UInt64, dts: Int64)] = []
     private var inFlightHead = 0
-    private var dropping = false
+    /// The drop rules.
+    private var gate = PublishGate()
     /// A sequence header has been queued: frames may follow.
     private var hasSequenceHeader = false
     /// The AAC header has been queued: audio frames may follow.
     private var hasAudioHeader = false
     private var sentAudioFrames = 0
     private var droppedAudioFrames = 0
-    /// No keyframe yet since the sequence header: inter frames would not decode.
-    private var awaitingKeyframe = true
     private var sentFrames = 0
     private var droppedFrames = 0
+    private var congestionDroppedFrames = 0
     /// Frames `send` could not hand to the loop (its queue was full); any thread.
     private let refusedFrames = Atomic<Int>(0)
     /// Audio frames `send` could not hand to the loop; any thread.
@@ -185,6 +192,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var isPublishing = false
     private var hasEnded = false
     private var rateMeter = ByteRateMeter()
+    private var throughputMeter = ByteRateMeter()
     /// Refreshes the figures in `lifecycle` while connected.
     private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
 
@@ -351,7 +359,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         let refused = refusedFrames.exchange(0, ordering: .relaxed)
         if refused > 0 {
             droppedFrames += refused
-            awaitingKeyframe = true
+            gate.lostFrame()
         }
         droppedAudioFrames += refusedAudioFrames.exchange(0, ordering: .relaxed)
         switch item {
@@ -367,22 +375,27 @@ public final class RTMPPublisher: @unchecked Sendable {
                 droppedFrames += 1
                 return
             }
-            // The stream starts with its headers, then an IDR: anything earlier is dropped.
-            guard hasSequenceHeader, isKeyframe || !awaitingKeyframe else { return dropVideo(at: dts) }
-            awaitingKeyframe = false
-            if isKeyframe {
-                if dropping || isOverCap { discardPendingFrames() }
-                setDropping(false)
-            } else if dropping || isOverCap {
-                setDropping(true)
+            let wasDropping = gate.dropping
+            switch gate.video(isKeyframe: isKeyframe, hasSequenceHeader: hasSequenceHeader, queueOverBound: isOverCap) {
+            case .dropBeforeStart:
                 return dropVideo(at: dts)
+            case .dropToKeyframe:
+                congestionDroppedFrames += 1
+                if !wasDropping { congestionChanged() }
+                return dropVideo(at: dts)
+            case .sendDiscardingQueued:
+                discardPendingFrames()
+            case .send:
+                break
             }
+            if wasDropping { congestionChanged() }
             admit(interleaver.push(item, track: .video, dts: dts))
         case .audio(let payload, let dts, false):
             // Audio never waits for video, and congestion drops video first: only a
             // connection stalled past twice the byte cap loses audio.
             guard configuration.tracks.contains(.audio), hasAudioHeader,
-                  pendingBytes + payload.count + (client?.unsentBytes ?? 0) <= 2 * configuration.maxQueuedBytes else {
+                  PublishGate.admitsAudio(frameBytes: payload.count, queuedBytes: pendingBytes + (client?.unsentBytes ?? 0),
+                                          maxQueuedBytes: configuration.maxQueuedBytes) else {
                 droppedAudioFrames += 1
                 if configuration.tracks.contains(.audio) { admit(interleaver.advance(.audio, to: dts)) }
                 updateStats()
@@ -414,17 +427,18 @@ public final class RTMPPublisher: @unchecked Sendable {
             || pendingBytes + (client?.unsentBytes ?? 0) > configuration.maxQueuedBytes
     }
 
-    private func setDropping(_ value: Bool) {
-        guard value != dropping else { return }
-        dropping = value
+    /// Dropping started or ended: the figures and `onCongestion` say so.
+    private func congestionChanged() {
         updateStats()
-        onCongestion?(value, stats)
+        onCongestion?(gate.dropping, stats)
     }
 
     /// Drops the video frames still waiting (a newer keyframe makes them useless);
     /// metadata, sequence headers and audio stay.
     private func discardPendingFrames() {
         var kept: [(item: Item, timestamp: UInt32)?] = []
+        let before = droppedFrames
+        defer { congestionDroppedFrames += droppedFrames - before }
         for entry in pending[pendingHead...] {
             if case .video(let payload, _, _, false)? = entry?.item {
                 droppedFrames += 1
@@ -439,13 +453,20 @@ public final class RTMPPublisher: @unchecked Sendable {
         droppedFrames += interleaver.discard(.video).count
     }
 
-    /// Media time between the oldest unsent media packet and the newest one queued.
+    /// Bytes the server has acknowledged (the kernel's count of bytes taken, less what
+    /// it still holds unacknowledged).
+    private func acknowledgedBytes(_ client: RTMPClientConnection) -> UInt64 {
+        let written = client.bytesWritten
+        return written - min(written, UInt64(client.unacknowledgedBytes))
+    }
+
+    /// Media time between the oldest unacknowledged media packet and the newest one queued.
     private var queuedMilliseconds: Int {
         guard let newest = newestDTS else { return 0 }
         var oldest: Int64?
         if let client {
-            let written = client.bytesWritten
-            while inFlightHead < inFlight.count, inFlight[inFlightHead].end <= written { inFlightHead += 1 }
+            let acknowledged = acknowledgedBytes(client)
+            while inFlightHead < inFlight.count, inFlight[inFlightHead].end <= acknowledged { inFlightHead += 1 }
             if inFlightHead < inFlight.count { oldest = inFlight[inFlightHead].dts }
         }
         if oldest == nil {
@@ -516,17 +537,21 @@ public final class RTMPPublisher: @unchecked Sendable {
         let now = Clock.monotonicMicros()
         let written = client?.bytesWritten ?? lifecycle.withLock { $0.bytesSent }
         let rate = rateMeter.sample(bytes: written, at: now)
+        let unacknowledged = client?.unacknowledgedBytes ?? 0
+        let throughput = throughputMeter.sample(bytes: written - min(written, UInt64(unacknowledged)), at: now)
         let queuedMs = queuedMilliseconds
-        let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
+        let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0) + unacknowledged
         lifecycle.withLock { shared in
             shared.queuedBytes = queuedBytes
             shared.queuedMilliseconds = queuedMs
             shared.sendRate = rate
+            shared.throughput = throughput
             shared.bytesSent = written
             shared.sentFrames = sentFrames
             shared.queuedFrames = pendingFrames
             shared.droppedFrames = droppedFrames
-            shared.isCongested = dropping
+            shared.congestionDroppedFrames = congestionDroppedFrames
+            shared.isCongested = gate.dropping
             shared.sentAudioFrames = sentAudioFrames
             shared.droppedAudioFrames = droppedAudioFrames
         }

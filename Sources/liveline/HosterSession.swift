@@ -390,6 +390,8 @@ struct StatsReport {
                 "filterMs": stats.filterMsPerFrame, "encodeMs": stats.encodeMsPerFrame,
                 "delayMs": push?.delayMilliseconds, "upstreamBytesPerSecond": push?.upstreamBytesPerSecond,
                 "pushDropped": push?.droppedFrames, "reconnects": push?.reconnects,
+                "queueBytes": push?.queuedBytes, "throughputKbps": push.map { Double($0.throughputBytesPerSecond) * 8 / 1000 },
+                "congestionDropped": push?.congestionDroppedFrames, "abr": push?.abr,
                 "audioBlocks": stats.audioFramesCaptured, "audioFrames": stats.audioFramesEncoded,
                 "audioKbps": audioKbps, "audioLevel": audioLevel.value, "pushAudioDropped": push?.droppedAudioFrames,
             ]))

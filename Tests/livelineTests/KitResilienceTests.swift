@@ -58,6 +58,45 @@ struct KitResilienceTests {
         #expect(!names.contains("failed"))
     }
 
+    @Test("after a 2 s server outage the target bitrate resumes at the rate before it (±10 %): a lost connection is not congestion")
+    func bitrateAfterRestart() throws {
+        let server = try Server()
+        let host = try KitProcess(["host", server.url("steady"), "--size", "320x240", "--bitrate", "1200", "--keyint", "1",
+                                   "--stats", "json"])
+        defer { host.stop() }
+        #expect(host.waitFor(timeout: 10) { $0["event"] as? String == "ok" } != nil)
+        let targets = { (lines: ArraySlice<(time: Date, object: [String: Any])>) in
+            lines.filter { $0.object["event"] as? String == "stats" }.compactMap { Self.int($0.object["targetKbps"]) }
+        }
+        // Two status seconds of a steady push (nothing congests loopback): the rate before the outage.
+        #expect(waitUntil(timeout: 10) { targets(host.events[...]).count >= 2 })
+        let before = try #require(targets(host.events[...]).last)
+        let restarted = try server.killAndRestart(after: 2)
+        defer { restarted.stop() }
+        // Published again (an `ok` after `reconnecting`), then three status seconds.
+        let afterReconnect = {
+            let events = host.events
+            guard let lost = events.firstIndex(where: { $0.object["event"] as? String == "reconnecting" }),
+                  let back = events[lost...].firstIndex(where: { $0.object["event"] as? String == "ok" }) else { return [Int]() }
+            return targets(events[back...])
+        }
+        #expect(waitUntil(timeout: 20) { afterReconnect().count >= 3 }, "\(host.names)")
+        let after = afterReconnect()
+        print("restart: target \(before) kbit/s before the outage, \(after) after the reconnect")
+        #expect(!after.isEmpty && after.allSatisfy { abs($0 - before) * 10 <= before }, "before \(before), after \(after)")
+        #expect(host.names.contains("reconnecting") && !host.names.contains("failed"), "\(host.names)")
+    }
+
+    /// Polls `condition` every 50 ms until it holds or `timeout` seconds passed.
+    private func waitUntil(timeout: TimeInterval, _ condition: () -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return condition()
+    }
+
     @Test("through an 800 kbit/s uplink from a 2500 kbit/s start the bitrate falls below the limit within 10 s, the delay stays bounded, the guest decodes cleanly")
     func congestion() throws {
         let server = try Server()

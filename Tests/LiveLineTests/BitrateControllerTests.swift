@@ -1,0 +1,198 @@
+import LiveLine
+import Testing
+
+/// The adaptive bitrate as a pure state machine: synthetic samples of (time, send queue
+/// in ms of media, throughput), by hand or from a simulated link whose capacity steps.
+@Suite("adaptive bitrate: cut on a queue, careful probes, a reconnect is not congestion (pure)")
+struct BitrateControllerTests {
+    private static let settings = BitrateController.Settings(minKbps: 200, maxKbps: 2500)
+
+    /// One sample by hand: time (ms), queue (ms), throughput (kbit/s), congestion drops.
+    private struct Row {
+        let time: Int64, queue: Int, kbps: Int, drops: Int, expected: Int
+        init(_ time: Int64, _ queue: Int, _ kbps: Int, drops: Int = 0, _ expected: Int) {
+            (self.time, self.queue, self.kbps, self.drops, self.expected) = (time, queue, kbps, drops, expected)
+        }
+
+        var sample: BitrateController.Sample {
+            .init(timeMilliseconds: time, queuedMilliseconds: queue, droppedFrames: drops, sendBytesPerSecond: Double(kbps) * 1000 / 8)
+        }
+    }
+
+    private func run(_ controller: inout BitrateController, _ rows: [Row], sourceLocation: SourceLocation = #_sourceLocation) {
+        for row in rows {
+            controller.update(row.sample)
+            #expect(controller.targetKbps == row.expected, "at \(row.time) ms (queue \(row.queue) ms, \(row.kbps) kbit/s)",
+                    sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("the rules, sample by sample: a long queue (from its floor) confirmed for 200 ms cuts to 0.85 × the throughput, a draining queue is left alone, a queue between the levels holds, calm seconds step up")
+    func rules() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        // The floor is 20 ms (the round trip): the levels apply to the queue above it.
+        run(&controller, [
+            Row(0, 20, 2500, 2500),
+            Row(250, 350, 1200, 2500),  // above the high level once: a keyframe's burst, maybe
+            Row(500, 200, 1200, 2500),  // it drained: nothing
+            Row(750, 350, 1000, 2500),
+            Row(1000, 450, 1000, 850),  // above it for 200 ms or more: cut to 0.85 × 1000
+            Row(1250, 500, 1000, 850),  // held: too soon after the cut
+            Row(2250, 420, 1000, 850),  // after the hold, but shorter than before: draining
+            Row(2500, 150, 1000, 850),  // between the levels: hold
+            Row(2750, 50, 1000, 850),   // calm from here…
+            Row(3500, 50, 900, 850),
+            Row(3750, 50, 900, 1050),   // …for a second: one step of 8 % of the maximum
+            Row(4000, 125, 1000, 1050), // the queue starts to grow: hold, the calm second starts over
+            Row(4250, 60, 1000, 1050),
+            Row(5000, 60, 1000, 1050),
+            Row(5250, 60, 1000, 1250),
+        ])
+        #expect(controller.lastGoodKbps == 1050)
+        // Twice the high level cuts at once; drops cut at once too.
+        var fast = BitrateController(settings: Self.settings, startKbps: 2000)
+        run(&fast, [Row(0, 800, 1500, 1275), Row(1500, 100, 1500, 1275), Row(1750, 200, 1500, drops: 3, 1147)])
+        // A stall (the link carried next to nothing) is no measure of the link: 0.7 × the target.
+        var stalled = BitrateController(settings: Self.settings, startKbps: 2000)
+        run(&stalled, [Row(0, 900, 100, 1400)])
+        // A burst while the link carries more than the target: a gentle 0.9 ×, never up.
+        var burst = BitrateController(settings: Self.settings, startKbps: 1000)
+        run(&burst, [Row(0, 900, 3000, 900)])
+        // Never below the minimum, never above the maximum.
+        var floor = BitrateController(settings: Self.settings, startKbps: 250)
+        run(&floor, [Row(0, 900, 50, 200)])
+        var ceiling = BitrateController(settings: Self.settings, startKbps: 2450)
+        run(&ceiling, [Row(0, 10, 2500, 2450), Row(1000, 10, 2500, 2500), Row(2000, 10, 2500, 2500)])
+    }
+
+    @Test("the sound's rate is taken off the throughput before the cut")
+    func reservedForSound() {
+        var settings = Self.settings
+        settings.reservedKbps = 128
+        var controller = BitrateController(settings: settings, startKbps: 2500)
+        run(&controller, [Row(0, 900, 1128, 850)])
+    }
+
+    /// A link of stepping capacity fed by an encoder that makes exactly its target, with
+    /// the publisher's bound: past 500 ms of queued media the backlog is dropped (to a
+    /// keyframe) and the drop reported. One sample every 250 ms.
+    private struct Link {
+        var capacityKbps: (Int64) -> Int
+        var controller: BitrateController
+        /// Unsent media, oldest first: (kbit left, ms of media it carries, kbit it started with).
+        var backlog: [(kbits: Double, milliseconds: Double, size: Double)] = []
+        var carried: [Double] = []  // kbit per step, the last second's
+        var targets: [(time: Int64, kbps: Int, queue: Int)] = []
+
+        var queueMilliseconds: Int { Int(backlog.reduce(0) { $0 + $1.milliseconds * $1.kbits / $1.size }) }
+
+        mutating func run(until end: Int64) {
+            var time: Int64 = 0
+            while time < end {
+                time += 250
+                let produced = Double(controller.targetKbps) / 4
+                backlog.append((produced, 250, produced))
+                var room = Double(capacityKbps(time)) / 4
+                var sent = 0.0
+                while room > 0, !backlog.isEmpty {
+                    let take = min(room, backlog[0].kbits)
+                    backlog[0].kbits -= take
+                    room -= take
+                    sent += take
+                    if backlog[0].kbits <= 1e-9 { backlog.removeFirst() }
+                }
+                carried.append(sent)
+                if carried.count > 4 { carried.removeFirst() }
+                var drops = 0
+                if queueMilliseconds > 500 {
+                    backlog.removeAll()
+                    drops = 1
+                }
+                let queue = queueMilliseconds
+                controller.update(.init(timeMilliseconds: time, queuedMilliseconds: queue, droppedFrames: drops,
+                                        sendBytesPerSecond: carried.reduce(0, +) / Double(carried.count) * 4 * 1000 / 8))
+                targets.append((time, controller.targetKbps, queue))
+            }
+        }
+    }
+
+    /// 4 Mbit/s, then `dip` kbit/s from 10 s to 30 s, then 4 Mbit/s again.
+    private static func dip(_ kbps: Int) -> (Int64) -> Int {
+        { time in time > 10_000 && time <= 30_000 ? kbps : 4000 }
+    }
+
+    @Test("a capacity drop cuts within 1 s and below the capacity within 2.5 s, for dips to 1 Mbit/s, 600 kbit/s and 1.5 Mbit/s", arguments: [1000, 600, 1500])
+    func capacityDrop(dipKbps: Int) throws {
+        var link = Link(capacityKbps: Self.dip(dipKbps), controller: BitrateController(settings: Self.settings, startKbps: 2500))
+        link.run(until: 30_000)
+        let firstCut = try #require(link.targets.first { $0.kbps < 2500 })
+        #expect(firstCut.time - 10_000 <= 1000, "first cut at \(firstCut.time) ms")
+        let under = try #require(link.targets.first { $0.time > 10_000 && $0.kbps < dipKbps })
+        #expect(under.time - 10_000 <= 2500, "under the capacity at \(under.time) ms: \(link.targets.map { ($0.time, $0.kbps, $0.queue) })")
+        // Through the dip the queue drains and the rate settles near the capacity: no collapse.
+        let late = link.targets.filter { $0.time > 20_000 && $0.time <= 30_000 }
+        #expect(late.allSatisfy { $0.kbps >= dipKbps * 7 / 10 }, "\(late.map(\.kbps))")
+        #expect(late.allSatisfy { $0.queue <= 400 }, "\(late.map { ($0.time, $0.kbps, $0.queue) })")
+    }
+
+    @Test("after the dip the rate probes back up in additive steps, never overshooting into a backlog, back within 10 % of the start within 10 s")
+    func recovery() throws {
+        var link = Link(capacityKbps: Self.dip(1000), controller: BitrateController(settings: Self.settings, startKbps: 2500))
+        link.run(until: 45_000)
+        let after = link.targets.filter { $0.time > 30_000 }
+        let back = try #require(after.first { $0.kbps >= 2250 }, "\(after.map(\.kbps))")
+        #expect(back.time - 30_000 <= 10_000, "back at \(back.time) ms")
+        // Only additive steps up, one at a time, never above the maximum.
+        let rises = zip(after, after.dropFirst()).map { $1.kbps - $0.kbps }.filter { $0 > 0 }
+        #expect(rises.allSatisfy { $0 <= Self.settings.stepKbps }, "\(rises)")
+        #expect(after.allSatisfy { $0.kbps <= 2500 && $0.queue < 100 }, "\(after.map { ($0.kbps, $0.queue) })")
+        #expect(link.targets.last?.kbps == 2500)
+    }
+
+    @Test("probing against a link just above the cut: the queue stays under the drop bound, the rate stays near the capacity")
+    func probingWithoutOvershoot() {
+        // 1.2 Mbit/s after the drop: probes find the backlog and are taken back before it grows.
+        var link = Link(capacityKbps: { $0 > 5000 ? 1200 : 4000 }, controller: BitrateController(settings: Self.settings, startKbps: 2500))
+        link.run(until: 60_000)
+        let steady = link.targets.filter { $0.time > 15_000 }
+        #expect(steady.allSatisfy { $0.queue < 500 }, "\(steady.map(\.queue))")
+        #expect(steady.allSatisfy { $0.kbps >= 850 && $0.kbps <= 1500 }, "\(steady.map(\.kbps))")
+        let average = steady.map(\.kbps).reduce(0, +) / steady.count
+        #expect(average >= 900, "average \(average) kbit/s on a 1200 kbit/s link")
+    }
+
+    @Test("a reconnect (or a takeover of the name) is not congestion: the rate before the loss comes back, the stall before it is taken back, the first samples after it are ignored")
+    func reconnectKeepsTheRate() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2000)
+        run(&controller, [Row(0, 20, 2000, 2000), Row(1000, 20, 2000, 2200)])
+        #expect(controller.lastGoodKbps == 2000)
+        // The server stops answering: the queue grows, nothing is carried: a cut…
+        run(&controller, [Row(1250, 900, 0, 1540)])
+        // …then the connection is lost: the cut is taken back, nothing counts until the reconnect.
+        #expect(controller.connectionLost() == 2000)
+        #expect(controller.phase == .offline)
+        run(&controller, [Row(3000, 2000, 0, drops: 90, 2000), Row(7000, 5000, 0, drops: 150, 2000)])
+        // Published again: the headers and an IDR in a burst, a rate meter from zero, ignored for 2 s.
+        #expect(controller.reconnected(atMilliseconds: 8000) == nil)
+        #expect(controller.phase == .settling)
+        run(&controller, [Row(8250, 900, 150, drops: 30, 2000), Row(9750, 400, 300, 2000)])
+        // Then the usual rules, from the same rate.
+        run(&controller, [Row(10_000, 20, 2000, 2000), Row(11_000, 20, 2000, 2200)])
+        // A takeover after a stall (the relay held the name; retries got BadName): the same path.
+        run(&controller, [Row(11_250, 1000, 0, 1540)])
+        controller.connectionLost()
+        controller.connectionLost()  // a retry refused, again
+        controller.reconnected(atMilliseconds: 20_000)
+        #expect(controller.targetKbps == 2000)
+    }
+
+    @Test("a real capacity drop before a loss is kept: the last good rate is the one the queue was calm at")
+    func lastGoodAfterRealDrop() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        run(&controller, [Row(0, 20, 2500, 2500), Row(250, 700, 1000, 850), Row(1000, 50, 1000, 850), Row(2000, 50, 1000, 1050)])
+        #expect(controller.lastGoodKbps == 850)
+        controller.connectionLost()
+        controller.reconnected(atMilliseconds: 5000)
+        #expect(controller.targetKbps == 850)
+    }
+}
