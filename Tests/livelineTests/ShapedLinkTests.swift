@@ -73,7 +73,7 @@ struct ShapedLinkTests {
         defer { serve.stop() }
         _ = try serve.waitForLine(prefix: "ready")
         let url = "rtmp://\(link.serverAddress):1935/live/shaped"
-        let bufferMs = 300, keyframeSeconds = 1.0
+        let bufferMs = 300, keyframeSeconds = 2.0
         let latencyLog = dir.appendingPathComponent("latency.log")
         let guest = try Self.start(link.command(in: link.serverNamespace, CLI.liveline, [
             "guest", url, "--stats", "json", "--buffer-ms", "\(bufferMs)", "--latency-log", latencyLog.path,
