@@ -131,6 +131,7 @@ enum GuestCommand: Command {
         let apply = arguments.flag("--apply")
         let noPlay = arguments.flag("--no-play")
         let say = try arguments.value("--say")
+        if noPlay, latencyLogPath != nil { throw UsageError("--latency-log needs a play (not --no-play)") }
         var cohost = Guest.Options().cohost
         if !apply {
             try arguments.reject(["--source", "--size", "--fps", "--bitrate", "--mute", "--audio-source"],
@@ -199,7 +200,6 @@ enum GuestCommand: Command {
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }
-        if noPlay, latencyLogPath != nil { throw UsageError("--latency-log needs a play (not --no-play)") }
         let latencyLog = try latencyLogPath.map { try LatencyLog(path: $0) }
         return try GuestSession(guest: guest, url: url, play: play, report: report, line: line, playing: !noPlay,
                                 latencyLog: latencyLog).run()
