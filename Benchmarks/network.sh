@@ -11,7 +11,7 @@
 # No delay or loss is added (this kernel has no netem): the delay measured is what the
 # queues build when a sender outruns the link. The guest side is unlimited.
 #
-# The senders, all 1280x720 at 30 fps, 2500 kbit/s H.264 (x264 veryfast, zerolatency,
+# The senders, all 1280x720 (SIZE) at 30 fps, 2500 kbit/s H.264 (x264 veryfast, zerolatency,
 # 2 s keyframe interval, 1 s VBV) plus 96 kbit/s AAC, pushing RTMP for 60 s, all from the
 # same looped 10 s clip made here: ffmpeg's testsrc2 with grain (noise on every frame)
 # and a 440 Hz tone. The grain makes the encoder spend the whole bitrate, as a camera's
@@ -39,6 +39,8 @@
 # Usage: Benchmarks/network.sh                  both schedules, the three senders
 #        SCHEDULES=A SENDERS=abr,ffmpeg Benchmarks/network.sh
 #        LIVELINE=.build/release/liveline      use this binary (default: a release build)
+#        SIZE=640x360                           a smaller picture (default 1280x720), for a
+#                                               machine too slow to encode 720p30 twice over
 #        RESULTS=DIR                            where the results go
 #        SCRATCH=/tmp/x                         build elsewhere than .build
 # Needs root (namespaces, veth, tc); installs python3-matplotlib for the plot.
@@ -62,6 +64,8 @@ fi
 results=${RESULTS:-$scratch/benchmarks/network-$(date -u +%Y%m%d-%H%M%S)}
 mkdir -p "$results"
 results=$(realpath "$results")
+size=${SIZE:-1280x720}
+[[ $size =~ ^[0-9]+x[0-9]+$ ]] || { echo "network.sh: SIZE must be WxH, not '$size'" >&2; exit 2; }
 schedules=${SCHEDULES:-A,B}
 senders=${SENDERS:-abr,abr-off,ffmpeg}
 declare -A spec=(
@@ -86,8 +90,8 @@ in_hoster() { ip netns exec "$hoster_ns" "$@"; }
 in_server() { ip netns exec "$server_ns" "$@"; }
 
 clip=$work/grainy.mp4
-show ffmpeg -f lavfi -i testsrc2=size=1280x720:rate=30,noise=alls=12:allf=t … "$clip"
-ffmpeg -v error -nostdin -y -f lavfi -i testsrc2=size=1280x720:rate=30,noise=alls=12:allf=t \
+show ffmpeg -f lavfi -i "testsrc2=size=$size:rate=30,noise=alls=12:allf=t" … "$clip"
+ffmpeg -v error -nostdin -y -f lavfi -i "testsrc2=size=$size:rate=30,noise=alls=12:allf=t" \
   -f lavfi -i sine=frequency=440:sample_rate=48000 -t 10 -c:v libx264 -preset ultrafast -crf 23 -g 30 \
   -c:a aac -b:a 96k -ac 2 "$clip"
 
@@ -131,7 +135,7 @@ run() {  # schedule sender
   local schedule_pid=$!
   case $sender in
     abr | abr-off)
-      local host=("$bin" host "$url" --source "file:$clip" --duration "$seconds" --stats json)
+      local host=("$bin" host "$url" --source "file:$clip" --size "$size" --duration "$seconds" --stats json)
       [[ $sender == abr-off ]] && host+=(--abr off)
       show "${host[@]}"
       in_hoster "${host[@]}" 2>"$results/$name.host.err" | stamp >"$results/$name.host" || true
