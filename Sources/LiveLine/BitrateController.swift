@@ -9,7 +9,8 @@
 /// - Cut, fast: when the queue has stayed above `highQueueMilliseconds` for
 ///   `confirmMilliseconds` (a keyframe's burst drains sooner), or passes twice that
 ///   level, or frames were dropped for congestion, the target falls to `rateHeadroom` ×
-///   the throughput the link achieved (less `reservedKbps` for the sound), and at least
+///   the throughput the link achieved (less `reservedKbps` for the sound; without a
+///   backlog now, that of the last sample with one in the last 2 s), and at least
 ///   to `burstFactor` × itself. A throughput under a quarter of the target is a stall, not
 ///   a measure of the link: the target then falls to `downFactor` × itself.
 /// - After a cut the backlog drains at the margin the cut left: no second cut for
@@ -129,6 +130,10 @@ public struct BitrateController: Sendable, Equatable {
     private var growingSince: Int64?
     /// The queue when the calm interval began.
     private var calmStartQueue = 0
+    /// The throughput of the last sample with a backlog (the link's rate, not the
+    /// encoder's), and when.
+    private var linkKbps: Double?
+    private var linkTime: Int64 = 0
     private var settleUntil: Int64?
     /// The lowest queue of the current and the previous base window.
     private var baseWindow = BaseWindow()
@@ -190,6 +195,10 @@ public struct BitrateController: Sendable, Equatable {
         } else {
             highSince = nil
         }
+        if queue > settings.lowQueueMilliseconds {
+            linkKbps = carriedKbps(sample)
+            linkTime = now
+        }
         let confirmed = highSince.map { now - $0 >= Int64(settings.confirmMilliseconds) } ?? false
         let growing = queue > settings.lowQueueMilliseconds
             && growingSince.map { now - $0 >= Int64(settings.growthMilliseconds) } ?? false
@@ -241,7 +250,12 @@ public struct BitrateController: Sendable, Equatable {
 
     private mutating func cut(_ sample: Sample) {
         let target = Double(targetKbps)
-        let carried = carriedKbps(sample)
+        var carried = carriedKbps(sample)
+        // Without a backlog now (the drop emptied the queue, the link idled) the throughput
+        // is the encoder's; the link's is that of the last backlog, if recent.
+        if let link = linkKbps, linkTime != sample.timeMilliseconds, sample.timeMilliseconds - linkTime <= 2000 {
+            carried = max(carried, link)
+        }
         let next = carried >= target / 4
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
             : target * settings.downFactor
@@ -264,6 +278,7 @@ public struct BitrateController: Sendable, Equatable {
         previousQueue = 0
         previousTime = nil
         growingSince = nil
+        linkKbps = nil
         return targetKbps == before ? nil : targetKbps
     }
 
@@ -282,6 +297,7 @@ public struct BitrateController: Sendable, Equatable {
         previousQueue = 0
         previousTime = nil
         growingSince = nil
+        linkKbps = nil
         return targetKbps == before ? nil : targetKbps
     }
 }

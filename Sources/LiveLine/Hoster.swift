@@ -59,7 +59,23 @@ public final class Hoster: Sendable {
     /// the picture's size (`configuration.width` and `height`) decides it.
     public struct Options: Sendable {
         /// Size, rate, bitrate, source, initial filters (ARHosterOption / video config).
-        public var configuration = HosterConfiguration()
+        /// The adaptive bitrate's ceiling (`push.bitrate`) follows `bitrateKbps` while it
+        /// equals it, so the push never climbs above the bitrate asked for unless a higher
+        /// ceiling was set apart.
+        public var configuration = HosterConfiguration() {
+            didSet {
+                guard var bitrate = push.bitrate, bitrate.maxKbps == oldValue.bitrateKbps,
+                      configuration.bitrateKbps != oldValue.bitrateKbps else { return }
+                let defaults = BitrateController.Settings(minKbps: bitrate.minKbps, maxKbps: bitrate.maxKbps)
+                let followed = BitrateController.Settings(minKbps: min(bitrate.minKbps, configuration.bitrateKbps),
+                                                          maxKbps: configuration.bitrateKbps)
+                bitrate.minKbps = followed.minKbps
+                bitrate.maxKbps = followed.maxKbps
+                // A step left at its default follows the ceiling too.
+                if bitrate.stepKbps == defaults.stepKbps { bitrate.stepKbps = followed.stepKbps }
+                push.bitrate = bitrate
+            }
+        }
         /// Sources `switchCamera` cycles through after `configuration.source`
         /// (`v4l2:/dev/video1`, `test`, …).
         public var otherSources: [String] = []

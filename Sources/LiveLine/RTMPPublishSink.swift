@@ -20,9 +20,11 @@ import Synchronization
 ///   sent before it (audio goes on at once), so players recover at once. When the tries
 ///   are used up the sink reports `failed(101)` and the next `write` throws, which ends
 ///   the pipeline.
-/// - Congestion: the publisher drops non-keyframes once its queue holds more than
-///   `Options.congestionMilliseconds`, and discards the queued frames when the next
-///   keyframe comes, which the sink asks the encoder for at once (never a broken GOP).
+/// - Congestion: once its queue (the kernel's unacknowledged bytes included) holds more
+///   than `Options.congestionMilliseconds` of media, the publisher drops video, the
+///   queued frames with it, until the queue is back under the bound and a keyframe comes,
+///   which the sink asks the encoder for as soon as the queue has drained (never a broken
+///   GOP; audio goes on).
 ///   With `Options.bitrate` set, a `BitrateController` sampled four times a second
 ///   (the send queue in ms of media, the throughput the server acknowledged, the frames
 ///   congestion dropped) cuts the encoder's bitrate and probes it back up. A lost
@@ -52,6 +54,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             // A small kernel send buffer (the kernel doubles it): a narrow link then
             // shows up as queued media here within a fraction of a second.
             publisher.connectionOptions.sendBufferBytes = 64 << 10
+            // And little of it unsent: the backlog waits in the publisher's queue, where
+            // video can still be dropped, not in the kernel's.
+            publisher.connectionOptions.notSentLowWatermarkBytes = 16 << 10
         }
     }
 
@@ -127,7 +132,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             status.reconnects = shared.reconnects
             status.droppedAudioFrames = shared.droppedAudioEarlier + shared.droppedAudioOffline + publisherStats.droppedAudioFrames
             status.sentAudioFrames = publisherStats.sentAudioFrames
-            status.queuedBytes = publisherStats.queuedBytes
+            status.queuedBytes = publisherStats.queuedBytes + publisherStats.unacknowledgedBytes
             status.throughputBytesPerSecond = Int(publisherStats.throughput)
             status.congestionDroppedFrames = shared.congestionDroppedEarlier + publisherStats.congestionDroppedFrames
             status.abr = abrPhase.withLock { $0?.rawValue }
@@ -264,9 +269,9 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         }
         let publisher = RTMPPublisher(url: url, loop: loop, configuration: configuration)
         publisher.onEvent = { [weak self, unowned publisher] event in self?.handle(event, from: publisher) }
-        publisher.onCongestion = { [weak self] congested, _ in
-            // Dropping started: the queued frames go when a keyframe comes, so make one now.
-            if congested { self?.encoder?.requestKeyframe() }
+        publisher.onKeyframeNeeded = { [weak self] in
+            // Dropping, and the queue has drained: only a keyframe resumes the picture.
+            self?.encoder?.requestKeyframe()
         }
         return publisher
     }

@@ -202,6 +202,10 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         if let bytes = options.sendBufferBytes {
             try Syscall.setOption(fd, level: SOL_SOCKET, name: SO_SNDBUF, value: Int32(clamping: bytes), call: "setsockopt(SO_SNDBUF)")
         }
+        if let bytes = options.notSentLowWatermarkBytes {
+            try Syscall.setOption(fd, level: Int32(IPPROTO_TCP), name: TCP_NOTSENT_LOWAT, value: Int32(clamping: bytes),
+                                  call: "setsockopt(TCP_NOTSENT_LOWAT)")
+        }
     }
 
     // MARK: reading

@@ -22,6 +22,10 @@ public struct TCPConnectionOptions: Sendable {
     /// small so a slow link shows up in its own queue (where it can drop frames) instead
     /// of megabytes of stale video hiding in the kernel.
     public var sendBufferBytes: Int?
+    /// TCP_NOTSENT_LOWAT in bytes: the kernel takes no more writes while this many of its
+    /// bytes are still unsent (in flight ones do not count), so a publisher's backlog
+    /// stays in its own queue, where frames can still be dropped; nil: no limit.
+    public var notSentLowWatermarkBytes: Int?
 
     public init(highWatermark: Int = 1 << 20, lowWatermark: Int = 256 << 10,
                 idleTimeout: Duration? = nil, idleCountsWrites: Bool = true, noDelay: Bool = true) {

@@ -28,12 +28,14 @@ import Synchronization
 /// (a reconnecting sink sends them on `.published` and asks its encoder for an IDR).
 ///
 /// Bounded: packets wait in a queue here until the connection takes them; when the
-/// unsent media exceeds `maxQueuedMilliseconds` or `maxQueuedBytes`, non-keyframes
-/// are dropped (counted in `Stats.droppedFrames`) until the next keyframe, which also
-/// discards the stale frames still waiting. Audio is never dropped for congestion (it
-/// is small and a gap is heard at once): only past twice `maxQueuedBytes`, a stalled
-/// connection, does an audio frame go (`Stats.droppedAudioFrames`). `onCongestion`
-/// reports every change of that state, the hook for adaptive bitrate.
+/// media not yet acknowledged by the server (queued here, or held by the kernel)
+/// exceeds `maxQueuedMilliseconds`, or the unsent bytes `maxQueuedBytes`, video is
+/// dropped (counted in `Stats.droppedFrames` and `congestionDroppedFrames`), the stale
+/// frames still waiting with it, until the queue is back under the bound and a keyframe
+/// comes (`PublishGate`); `onKeyframeNeeded` asks for that keyframe once the queue has
+/// drained. Audio is never dropped for congestion (it is small and a gap is heard at
+/// once): only past twice `maxQueuedBytes`, a stalled connection, does an audio frame go
+/// (`Stats.droppedAudioFrames`). `onCongestion` reports every change of that state.
 public final class RTMPPublisher: @unchecked Sendable {
     // @unchecked: fields marked "loop" are touched only on `loop`'s thread; the
     // figures and state are in `lifecycle`, under its lock.
@@ -41,9 +43,9 @@ public final class RTMPPublisher: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Connect + handshake + publish must finish within this time.
         public var connectTimeout: Duration
-        /// Unsent media time beyond which non-keyframes are dropped.
+        /// Unacknowledged media time beyond which video is dropped to a keyframe.
         public var maxQueuedMilliseconds: Int
-        /// Unsent bytes beyond which non-keyframes are dropped.
+        /// Unsent bytes beyond which video is dropped to a keyframe.
         public var maxQueuedBytes: Int
         public var session: RTMPClientSessionCore.Configuration
         /// The socket's write queue: small, so media waits in the publisher's own queue
@@ -92,9 +94,11 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// A snapshot of the publisher's figures, readable from any thread.
     public struct Stats: Sendable, Equatable {
         public var state = State.idle
-        /// Bytes on their way: in the publisher's queue, the connection's and the
-        /// kernel's (taken but not yet acknowledged by the server).
+        /// Bytes waiting to be sent: in the publisher's queue and the socket's.
         public var queuedBytes = 0
+        /// Bytes the kernel took that the server has not acknowledged yet (unsent in the
+        /// socket's buffer, or on the way): with `queuedBytes`, the whole send queue.
+        public var unacknowledgedBytes = 0
         /// Media time between the oldest media packet (audio or video) the server has not
         /// acknowledged yet and the newest one queued: the send queue in ms of media.
         public var queuedMilliseconds = 0
@@ -115,7 +119,7 @@ public final class RTMPPublisher: @unchecked Sendable {
         /// The part of `droppedFrames` dropped because the queue passed its bound (to
         /// the next keyframe): congestion alone, not a stream's clean start.
         public var congestionDroppedFrames = 0
-        /// True while non-keyframes are being dropped until the next keyframe.
+        /// True while video is dropped until the queue drains and a keyframe comes.
         public var isCongested = false
         /// AAC frames handed to the connection.
         public var sentAudioFrames = 0
@@ -134,6 +138,9 @@ public final class RTMPPublisher: @unchecked Sendable {
     /// Called on the loop thread when dropping starts (true) or ends (false), with the
     /// figures at that moment; set before `start()`.
     public var onCongestion: (@Sendable (Bool, Stats) -> Void)?
+    /// Called on the loop thread while dropping once the queue is back under the bound:
+    /// only a keyframe resumes the picture, ask the encoder for one; set before `start()`.
+    public var onKeyframeNeeded: (@Sendable () -> Void)?
 
     private let lifecycle = RTMPClientLifecycle(Stats(), state: \.state)
 
@@ -175,6 +182,8 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var inFlightHead = 0
     /// The drop rules.
     private var gate = PublishGate()
+    /// `onKeyframeNeeded` was called in this drop and the queue has not passed the bound since.
+    private var keyframeRequested = false
     /// A sequence header has been queued: frames may follow.
     private var hasSequenceHeader = false
     /// The AAC header has been queued: audio frames may follow.
@@ -379,16 +388,18 @@ public final class RTMPPublisher: @unchecked Sendable {
             switch gate.video(isKeyframe: isKeyframe, hasSequenceHeader: hasSequenceHeader, queueOverBound: isOverCap) {
             case .dropBeforeStart:
                 return dropVideo(at: dts)
+            case .dropDiscardingQueued:
+                discardPendingFrames()
+                keyframeRequested = false
+                congestionDroppedFrames += 1
+                dropVideo(at: dts)
+                return congestionChanged()
             case .dropToKeyframe:
                 congestionDroppedFrames += 1
-                if !wasDropping { congestionChanged() }
                 return dropVideo(at: dts)
-            case .sendDiscardingQueued:
-                discardPendingFrames()
             case .send:
-                break
+                if wasDropping { congestionChanged() }
             }
-            if wasDropping { congestionChanged() }
             admit(interleaver.push(item, track: .video, dts: dts))
         case .audio(let payload, let dts, false):
             // Audio never waits for video, and congestion drops video first: only a
@@ -534,15 +545,25 @@ public final class RTMPPublisher: @unchecked Sendable {
     }
 
     private func updateStats() {
+        if gate.dropping {
+            let over = isOverCap
+            if over {
+                keyframeRequested = false
+            } else if gate.wantsKeyframe(queueOverBound: over), !keyframeRequested {
+                keyframeRequested = true
+                onKeyframeNeeded?()
+            }
+        }
         let now = Clock.monotonicMicros()
         let written = client?.bytesWritten ?? lifecycle.withLock { $0.bytesSent }
         let rate = rateMeter.sample(bytes: written, at: now)
         let unacknowledged = client?.unacknowledgedBytes ?? 0
         let throughput = throughputMeter.sample(bytes: written - min(written, UInt64(unacknowledged)), at: now)
         let queuedMs = queuedMilliseconds
-        let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0) + unacknowledged
+        let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
         lifecycle.withLock { shared in
             shared.queuedBytes = queuedBytes
+            shared.unacknowledgedBytes = unacknowledged
             shared.queuedMilliseconds = queuedMs
             shared.sendRate = rate
             shared.throughput = throughput

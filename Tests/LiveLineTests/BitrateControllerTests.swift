@@ -195,4 +195,17 @@ struct BitrateControllerTests {
         controller.reconnected(atMilliseconds: 5000)
         #expect(controller.targetKbps == 850)
     }
+
+    @Test("the kit's adaptive ceiling follows the stream's bitrate while it equals it, not once set apart")
+    func kitCeilingFollowsBitrate() {
+        var options = Hoster.Options()
+        options.configuration.bitrateKbps = 300
+        #expect(options.push.bitrate?.maxKbps == 300 && options.push.bitrate?.minKbps == 200)
+        #expect(options.push.bitrate?.stepKbps == 25)
+        options.configuration.bitrateKbps = 150
+        #expect(options.push.bitrate?.maxKbps == 150 && options.push.bitrate?.minKbps == 150)
+        options.push.bitrate?.maxKbps = 1000
+        options.configuration.bitrateKbps = 400
+        #expect(options.push.bitrate?.maxKbps == 1000)
+    }
 }

@@ -12,14 +12,24 @@ struct PublishGateTests {
         }
     }
 
-    @Test("a queue past the bound drops to the next keyframe, which goes with the stale queue discarded")
+    @Test("a queue past the bound drops video, the queued frames with it, until the queue is back under the bound and a keyframe comes")
     func dropToKeyframe() {
-        // The queue is over the bound at frame 2 only: 2, 3, 4 go (never a broken GOP), the keyframe at 5 clears it.
-        #expect(verdicts("KPPPPKPP", over: [2]) == [.send, .send, .dropToKeyframe, .dropToKeyframe, .dropToKeyframe,
-                                                   .sendDiscardingQueued, .send, .send])
-        // A keyframe that finds the queue over the bound is sent, the stale frames go.
-        #expect(verdicts("KPKP", over: [2]) == [.send, .send, .sendDiscardingQueued, .send])
+        // Over the bound at frame 2 only: 2 starts the drop, 3 and 4 wait for a keyframe, 5 resumes.
+        #expect(verdicts("KPPPPKPP", over: [2]) == [.send, .send, .dropDiscardingQueued, .dropToKeyframe, .dropToKeyframe,
+                                                   .send, .send, .send])
+        // A keyframe that finds the queue still over the bound goes too; the next one under it resumes.
+        #expect(verdicts("KPKPKP", over: [1, 2]) == [.send, .dropDiscardingQueued, .dropToKeyframe, .dropToKeyframe,
+                                                     .send, .send])
         #expect(verdicts("KPPKPP") == [.send, .send, .send, .send, .send, .send])
+        // A fresh keyframe is wanted only while dropping with the queue drained.
+        var gate = PublishGate()
+        _ = gate.video(isKeyframe: true, hasSequenceHeader: true, queueOverBound: false)
+        #expect(!gate.wantsKeyframe(queueOverBound: false))
+        #expect(gate.video(isKeyframe: false, hasSequenceHeader: true, queueOverBound: true) == .dropDiscardingQueued)
+        #expect(!gate.wantsKeyframe(queueOverBound: true))
+        #expect(gate.wantsKeyframe(queueOverBound: false))
+        #expect(gate.video(isKeyframe: true, hasSequenceHeader: true, queueOverBound: false) == .send)
+        #expect(!gate.dropping && !gate.wantsKeyframe(queueOverBound: false))
     }
 
     @Test("a stream starts clean: nothing before the header, then nothing before a keyframe; a lost frame waits for the next")

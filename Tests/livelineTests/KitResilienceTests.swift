@@ -127,7 +127,7 @@ struct KitResilienceTests {
         let delays = stats.compactMap { Self.int($0.object["delayMs"]) }
         let lateDelays = stats.filter { $0.time.timeIntervalSince(started) > 6 }.compactMap { Self.int($0.object["delayMs"]) }
         #expect(!lateDelays.isEmpty && lateDelays.max()! < 2500, "delays \(delays)")
-        print("congestion: target below 800 kbit/s after \(String(format: "%.1f", belowAfter)) s; targets \(stats.compactMap { Self.int($0.object["targetKbps"]) }); delays \(delays)")
+        print("congestion: target below 800 kbit/s after \(String(format: "%.1f", belowAfter)) s; targets \(stats.compactMap { Self.int($0.object["targetKbps"]) }); delays \(delays); sent kbit/s \(stats.compactMap { Self.int($0.object["bitrateKbps"]) }); throughput kbit/s \(stats.compactMap { Self.int($0.object["throughputKbps"]) }); congestion drops \(stats.compactMap { Self.int($0.object["congestionDropped"]) }); abr \(stats.compactMap { $0.object["abr"] as? String })")
         let summary = try #require(guest.events.last { $0.object["event"] as? String == "summary" }?.object)
         #expect(Self.int(summary["decodeErrors"]) == 0, "\(summary)")
         #expect((Self.int(summary["frames"]) ?? 0) > 60, "\(summary)")
