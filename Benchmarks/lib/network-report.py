@@ -17,7 +17,8 @@ A dip is a step below the schedule's first rate. Per run, over all its dips:
                 second still has a median of 200 ms or more)
   bitrate back  from the capacity's return to the first second whose encoded bitrate,
                 averaged with the next second's, is within 10 % of the configured one
-                (the worst dip; LiveLine's hoster only: ffmpeg's encoder never lowers it)
+                (the worst dip; "never" when not before the next dip or the end;
+                LiveLine's hoster only: ffmpeg's encoder never lowers it)
 Writes DIR/table.md (also printed) and DIR/network.png.
 """
 import json
@@ -75,7 +76,9 @@ def figures(steps, frames, host, sender):
     latencies = [f[2] for f in shown]
     lost = 0
     recoveries, returns = [], []
-    for start, end in windows:
+    for index, (start, end) in enumerate(windows):
+        # The bitrate has until the next dip (or the end of the run) to come back.
+        until = windows[index + 1][0] if index + 1 < len(windows) else float("inf")
         captured = sum(1 for f in frames if start <= f[1] < end)
         lost += max(0, round((end - start) * FPS) - captured)
         in_dip = [f for f in frames if start <= f[0] < end]
@@ -87,7 +90,7 @@ def figures(steps, frames, host, sender):
             recoveries.append(max(over) - start if over else 0.0)
         if sender == "ffmpeg":
             continue
-        seconds = [(w, s["bitrateKbps"]) for w, s in host if s.get("event") == "stats" and w >= end]
+        seconds = [(w, s["bitrateKbps"]) for w, s in host if s.get("event") == "stats" and end <= w < until]
         back = None
         for (w, kbps), (_, following) in zip(seconds, seconds[1:]):
             if (kbps + following) / 2 >= 0.9 * TARGET_KBPS:
