@@ -126,7 +126,7 @@ run() {  # schedule sender
   scripts/netns-link rate "$link" "$first"
   sleep 2  # the queues of the run before drain
   local guest=("$bin" guest "$url" --stats json --latency-log "$results/$name.latency" --timeout 30
-               --duration $((seconds + 10)))
+               --duration $((seconds + 30)))
   show "${guest[@]}"
   in_server "${guest[@]}" 2>"$results/$name.guest.err" | stamp >"$results/$name.guest" &
   local guest_pid=$!
