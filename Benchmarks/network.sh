@@ -72,6 +72,14 @@ declare -A spec=(
   [A]=4000:20,1000:20,4000:20
   [B]=4000:10,600:5,4000:10,600:5,4000:10,600:5,4000:15
 )
+IFS=, read -ra schedule_list <<<"$schedules"
+IFS=, read -ra sender_list <<<"$senders"
+for schedule in "${schedule_list[@]}"; do
+  [[ -n ${spec[$schedule]:-} ]] || { echo "network.sh: no schedule '$schedule' (A or B)" >&2; exit 2; }
+done
+for sender in "${sender_list[@]}"; do
+  [[ $sender =~ ^(abr|abr-off|ffmpeg)$ ]] || { echo "network.sh: no sender '$sender' (abr, abr-off, ffmpeg)" >&2; exit 2; }
+done
 
 bench_workspace
 link=""
@@ -149,14 +157,8 @@ run() {  # schedule sender
   grep -q '"event":"summary"' "$results/$name.guest" || { echo "the guest of $name ended without a summary:" >&2; cat "$results/$name.guest.err" >&2; }
 }
 
-IFS=, read -ra schedule_list <<<"$schedules"
-IFS=, read -ra sender_list <<<"$senders"
 for schedule in "${schedule_list[@]}"; do
-  [[ -n ${spec[$schedule]:-} ]] || { echo "network.sh: no schedule '$schedule' (A or B)" >&2; exit 2; }
-  for sender in "${sender_list[@]}"; do
-    [[ $sender =~ ^(abr|abr-off|ffmpeg)$ ]] || { echo "network.sh: no sender '$sender' (abr, abr-off, ffmpeg)" >&2; exit 2; }
-    run "$schedule" "$sender"
-  done
+  for sender in "${sender_list[@]}"; do run "$schedule" "$sender"; done
 done
 
 echo "during the dips (targets for LiveLine with ABR: p95 <= 500 ms, < 200 ms within 3 s of the drop, bitrate back within 10 s):"
