@@ -102,12 +102,15 @@ enum HostCommand: Command {
         Push (RTMP_URL):
           --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart with
                                jitter, capped at 30 s (default 10; 0: fail at once)
-          --abr on|off         adapt the bitrate to the network (default on): down when
-                               the send queue grows, back up in steps when it stays small
+          --abr on|off         adapt the bitrate to the network (default on): down to
+                               0.85 x the throughput within about a second when the
+                               send queue grows, back up in steps when it stays small;
+                               a reconnect resumes at the last good rate
           --min-bitrate KBPS   lowest adaptive bitrate, at most --bitrate (default 200)
           --max-bitrate KBPS   highest adaptive bitrate, at least --bitrate (default: --bitrate)
-          --congestion-ms MS   queued media beyond which frames are dropped to the next
-                               keyframe and an IDR is requested (default 500)
+          --congestion-ms MS   queued media (not yet acknowledged by the server) beyond
+                               which video is dropped until the queue drains and a
+                               fresh keyframe comes; audio goes on (default 500)
 
         Output:
           --duration SECONDS   stop after this long (default: run until Ctrl-C)
@@ -130,6 +133,11 @@ enum HostCommand: Command {
                                start ({"event":"captureClock","zeroWallMicros":µs since 1970:
                                audio sample 0, for the mouth-to-ear delay with a co-host's
                                beepHeard lines) and a final {"event":"summary",...};
+                               a stats line's push figures: delayMs (the send queue in
+                               ms of media, unacknowledged bytes included), queueBytes,
+                               throughputKbps (what the server acknowledged), targetKbps,
+                               pushDropped, congestionDropped and abr (probing, holding,
+                               draining, offline, settling);
                                otherwise a status line on stderr (rewritten in place on
                                a terminal)
           --help               show this text
