@@ -18,7 +18,8 @@ A dip is a step below the schedule's first rate. Per run, over all its dips:
   bitrate back  from the capacity's return to the first second whose encoded bitrate,
                 averaged with the next second's, is within 10 % of the configured one
                 (the worst dip; "never" when not before the next dip or the end;
-                LiveLine's hoster only: ffmpeg's encoder never lowers it)
+                the ABR run only: with --abr off and ffmpeg the encoder's bitrate
+                stays where it was set)
 Writes DIR/table.md (also printed) and DIR/network.png.
 """
 import json
@@ -88,8 +89,8 @@ def figures(steps, frames, host, sender):
             recoveries.append(None)
         else:
             recoveries.append(max(over) - start if over else 0.0)
-        if sender == "ffmpeg":
-            continue
+        if sender != "abr":
+            continue  # the encoder's bitrate stays where it was set
         seconds = [(w, s["bitrateKbps"]) for w, s in host if s.get("event") == "stats" and end <= w < until]
         back = None
         for (w, kbps), (_, following) in zip(seconds, seconds[1:]):
@@ -104,9 +105,7 @@ def figures(steps, frames, host, sender):
         "max": max(latencies) if latencies else None,
         "lost": lost,
         "recovery": None if None in recoveries else max(recoveries, default=0.0),
-        "recoveryNever": None in recoveries,
-        "bitrateBack": None if sender == "ffmpeg" else (None if None in returns else max(returns, default=0.0)),
-        "bitrateNever": sender != "ffmpeg" and None in returns,
+        "bitrateBack": None if None in returns else max(returns, default=0.0),
     }
 
 
@@ -122,7 +121,7 @@ def table(directory, schedules, senders):
             run = f"{schedule}-{sender}"
             steps, frames, _, host = load(directory, run)
             f = figures(steps, frames, host, sender)
-            back = "— (fixed)" if sender == "ffmpeg" else cell(f["bitrateBack"], "%.1f")
+            back = cell(f["bitrateBack"], "%.1f") if sender == "abr" else "— (fixed)"
             lines.append(f"| {schedule} | {LABELS[sender]} | {f['frames']} | {cell(f['p50'], '%.0f', '—')} | "
                          f"{cell(f['p95'], '%.0f', '—')} | {cell(f['max'], '%.0f', '—')} | {f['lost']} | "
                          f"{cell(f['recovery'], '%.1f')} | {back} |")
