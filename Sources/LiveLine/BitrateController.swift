@@ -10,8 +10,8 @@
 ///   `confirmMilliseconds` (a keyframe's burst drains sooner), or passes twice that
 ///   level, or frames were dropped for congestion, the target falls to `rateHeadroom` ×
 ///   the throughput the link achieved (less `reservedKbps` for the sound; without a
-///   backlog now, that of the last sample with one in the last 2 s), and at least
-///   to `burstFactor` × itself. A throughput under a quarter of the target is a stall, not
+///   backlog now, that of the last sample with one in the last 2 s, as the link idles
+///   after a drop), and at least to `burstFactor` × itself. A throughput under a quarter of the target is a stall, not
 ///   a measure of the link: the target then falls to `downFactor` × itself.
 /// - After a cut the backlog drains at the margin the cut left: no second cut for
 ///   `cutHoldMilliseconds`, and after that only while the queue still grows, frames were
@@ -21,9 +21,13 @@
 ///   `growthMilliseconds` is congestion as well (a rate just above the link's).
 /// - Probe, carefully: once the queue has stayed under `lowQueueMilliseconds` for
 ///   `probeIntervalMilliseconds` without creeping up (by `probeToleranceMilliseconds`),
-///   the rate is known good (`lastGoodKbps`) and the target rises by one additive step,
+///   the rate is known good (`lastGoodKbps`) and, once the link carries
+///   `probeUseFactor` of the target (the encoder has caught up with the last step), the
+///   target rises by one additive step,
 ///   up to `maxKbps`; the next step waits for another calm interval at the new rate. A
-///   queue between the two levels holds the rate.
+///   queue between the two levels holds the rate. A step after which the queue grows
+///   (by `probeToleranceMilliseconds`, at two samples in a row) is taken back at once,
+///   before it builds a backlog, and the next waits `probeBackoffMilliseconds`.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
 ///   (`connectionLost`), and the stall that often comes before a loss is taken back —
 ///   the target returns to the last good rate. After a reconnect (or a takeover of the
@@ -46,6 +50,15 @@ public struct BitrateController: Sendable, Equatable {
         public var growthMilliseconds = 750
         /// A probe steps up only if the queue grew less than this over its calm interval.
         public var probeToleranceMilliseconds = 30
+        /// After a probe was taken back, the next one waits this long.
+        public var probeBackoffMilliseconds = 2000
+        /// How long after a step a growing queue takes it back (the encoder needs most of
+        /// a second to reach a new rate, the queue some more to show it).
+        public var probeWatchMilliseconds = 2000
+        /// A step up waits until the link carries at least this share of the target: an
+        /// encoder still ramping up to the last step has not tried it yet (and one that
+        /// makes far less, a still picture, is not limited by the target at all).
+        public var probeUseFactor = 0.8
         /// The share of the achieved throughput a cut goes to.
         public var rateHeadroom = 0.85
         /// A cut is at least this factor (the queue grew though the link carries more
@@ -69,12 +82,12 @@ public struct BitrateController: Sendable, Equatable {
         /// How long a floor is remembered.
         public var baseWindowMilliseconds = 10_000
 
-        /// The step is 8 % of `maxKbps` (at least 25 kbit/s): from a cut to 0.85 × 1 Mbit/s
-        /// back to 2500 in about 8 calm seconds.
+        /// The step is 10 % of `maxKbps` (at least 25 kbit/s): from a cut to 0.85 × 1 Mbit/s
+        /// back to 2500 in about 7 calm seconds.
         public init(minKbps: Int, maxKbps: Int) {
             self.minKbps = max(1, min(minKbps, maxKbps))
             self.maxKbps = max(minKbps, maxKbps)
-            stepKbps = max(25, self.maxKbps * 8 / 100)
+            stepKbps = max(25, self.maxKbps / 10)
         }
     }
 
@@ -121,6 +134,11 @@ public struct BitrateController: Sendable, Equatable {
     public private(set) var phase = Phase.probing
     private var highSince: Int64?
     private var calmSince: Int64?
+    /// The last step up (its time and the queue then) while its rate is not yet known
+    /// good, and when the next one may come.
+    private var probeTime: Int64?
+    private var probeQueue = 0
+    private var nextProbe: Int64 = .min
     /// When the last cut was made (nil once the queue is calm again).
     private var lastCut: Int64?
     /// The previous sample's queue (from its floor) and time.
@@ -130,10 +148,10 @@ public struct BitrateController: Sendable, Equatable {
     private var growingSince: Int64?
     /// The queue when the calm interval began.
     private var calmStartQueue = 0
-    /// The throughput of the last sample with a backlog (the link's rate, not the
-    /// encoder's), and when.
-    private var linkKbps: Double?
-    private var linkTime: Int64 = 0
+    /// The throughputs of the samples with a backlog (the link's rate, not the
+    /// encoder's) in the last 2 s, and their times (the last is used).
+    private var linkKbps: [Double] = []
+    private var linkTimes: [Int64] = []
     private var settleUntil: Int64?
     /// The lowest queue of the current and the previous base window.
     private var baseWindow = BaseWindow()
@@ -196,14 +214,31 @@ public struct BitrateController: Sendable, Equatable {
             highSince = nil
         }
         if queue > settings.lowQueueMilliseconds {
-            linkKbps = carriedKbps(sample)
-            linkTime = now
+            linkKbps.append(carriedKbps(sample))
+            linkTimes.append(now)
+        }
+        while let first = linkTimes.first, now - first > 2000 {
+            linkTimes.removeFirst()
+            linkKbps.removeFirst()
         }
         let confirmed = highSince.map { now - $0 >= Int64(settings.confirmMilliseconds) } ?? false
         let growing = queue > settings.lowQueueMilliseconds
             && growingSince.map { now - $0 >= Int64(settings.growthMilliseconds) } ?? false
         let congested = confirmed || growing || queue > 2 * settings.highQueueMilliseconds || sample.droppedFrames > 0
+        if let probeTime, now - probeTime <= Int64(settings.probeWatchMilliseconds) || congested,
+           queue > probeQueue + settings.probeToleranceMilliseconds,
+           let growingSince, now - growingSince >= 2 * (now - (previousTime ?? now)) {
+            // The queue grows since the last step, at two samples in a row: that step went
+            // past the link. Take it back before it builds a backlog, and wait before the next.
+            self.probeTime = nil
+            targetKbps = lastGoodKbps
+            calmSince = nil
+            nextProbe = now + Int64(settings.probeBackoffMilliseconds)
+            phase = .holding
+            return targetKbps == before ? nil : targetKbps
+        }
         if congested {
+            probeTime = nil
             calmSince = nil
             if let lastCut {
                 // The backlog of before the cut drains: only a longer queue, new drops or a
@@ -230,7 +265,14 @@ public struct BitrateController: Sendable, Equatable {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
                     lastGoodKbps = targetKbps
-                    targetKbps = min(settings.maxKbps, targetKbps + settings.stepKbps)
+                    let used = carriedKbps(sample) >= Double(targetKbps) * settings.probeUseFactor
+                    if used, now >= nextProbe, targetKbps < settings.maxKbps {
+                        targetKbps = min(settings.maxKbps, targetKbps + settings.stepKbps)
+                        probeTime = now
+                        probeQueue = queue
+                    } else if let probeTime, now - probeTime > Int64(settings.probeWatchMilliseconds) {
+                        self.probeTime = nil
+                    }
                 }
                 calmSince = now
                 calmStartQueue = queue
@@ -251,11 +293,10 @@ public struct BitrateController: Sendable, Equatable {
     private mutating func cut(_ sample: Sample) {
         let target = Double(targetKbps)
         var carried = carriedKbps(sample)
-        // Without a backlog now (the drop emptied the queue, the link idled) the throughput
-        // is the encoder's; the link's is that of the last backlog, if recent.
-        if let link = linkKbps, linkTime != sample.timeMilliseconds, sample.timeMilliseconds - linkTime <= 2000 {
-            carried = max(carried, link)
-        }
+        // Without a backlog now (the drop emptied the queue and the link idled) the
+        // throughput is the encoder's, not the link's: the last one with a backlog, in
+        // the last 2 s, is.
+        if linkTimes.last != sample.timeMilliseconds { carried = max(carried, linkKbps.last ?? 0) }
         let next = carried >= target / 4
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
             : target * settings.downFactor
@@ -278,7 +319,9 @@ public struct BitrateController: Sendable, Equatable {
         previousQueue = 0
         previousTime = nil
         growingSince = nil
-        linkKbps = nil
+        linkKbps = []
+        linkTimes = []
+        probeTime = nil
         return targetKbps == before ? nil : targetKbps
     }
 
@@ -297,7 +340,9 @@ public struct BitrateController: Sendable, Equatable {
         previousQueue = 0
         previousTime = nil
         growingSince = nil
-        linkKbps = nil
+        linkKbps = []
+        linkTimes = []
+        probeTime = nil
         return targetKbps == before ? nil : targetKbps
     }
 }
