@@ -150,7 +150,9 @@ def plot(directory, schedules, senders):
                 capacity_drawn = True
             top.plot([f[0] - t0 for f in frames], [max(f[2], 1) for f in frames], ".", markersize=2,
                      color=COLORS[sender], label=LABELS[sender])
-            received = [(w - t0, s["receiveKbps"]) for w, s in guest if s.get("event") == "stats"]
+            # Up to the last frame shown: a guest outlives the stream by a while.
+            last = max([f[0] for f in frames] or [t0])
+            received = [(w - t0, s["receiveKbps"]) for w, s in guest if s.get("event") == "stats" and w <= last + 1]
             bottom.plot([x for x, _ in received], [y for _, y in received], color=COLORS[sender],
                         label=f"{LABELS[sender]}: received by the guest")
             if sender != "ffmpeg":
