@@ -85,6 +85,13 @@ struct KitResilienceTests {
         print("restart: target \(before) kbit/s before the outage, \(after) after the reconnect")
         #expect(!after.isEmpty && after.allSatisfy { abs($0 - before) * 10 <= before }, "before \(before), after \(after)")
         #expect(host.names.contains("reconnecting") && !host.names.contains("failed"), "\(host.names)")
+        // The stats lines say what the push measured and what the controller did: a
+        // throughput before the outage, offline or settling around it, no congestion drop.
+        let stats = host.events.filter { $0.object["event"] as? String == "stats" }.map(\.object)
+        #expect(stats.contains { (Self.int($0["throughputKbps"]) ?? 0) > 0 && $0["queueBytes"] != nil }, "\(stats.last ?? [:])")
+        let phases = Set(stats.compactMap { $0["abr"] as? String })
+        #expect(phases.contains("probing") && (phases.contains("offline") || phases.contains("settling")), "\(phases)")
+        #expect(stats.allSatisfy { Self.int($0["congestionDropped"]) == 0 }, "\(stats.compactMap { $0["congestionDropped"] })")
     }
 
     /// Polls `condition` every 50 ms until it holds or `timeout` seconds passed.
