@@ -19,17 +19,23 @@
 #   abr      liveline host --source file:CLIP --stats json (adaptive bitrate, drop to
 #            keyframe)
 #   abr-off  the same with --abr off
-#   ffmpeg   ffmpeg -re -stream_loop -1 -i CLIP -c:v libx264 -preset veryfast -tune
-#            zerolatency -g 60 -b:v 2500k -maxrate 2500k -bufsize 2500k -c:a aac -b:a 96k
-#            -f flv: the encoder settings of LiveLine's hoster, no congestion control.
+#   ffmpeg   ffmpeg -stream_loop -1 -i CLIP -filter_complex realtime,… -c:v libx264
+#            -preset veryfast -tune zerolatency -g 60 -b:v 2500k -maxrate 2500k
+#            -bufsize 2500k -c:a aac -b:a 96k -f flv: the encoder settings of LiveLine's
+#            hoster, no congestion control. The realtime/arealtime filters pace the
+#            clip as -re would (-re's clock starts before the first frame is decoded,
+#            which made frames reach the encoder's output before their stamped time).
 # Capture time of ffmpeg's frames: LiveLine's frames carry it in an SEI (DESIGN.md §2);
 # ffmpeg's get the same SEI from Benchmarks/lib/flv-capture-sei.py. ffmpeg's setpts
 # filter makes each frame's timestamp its capture time on the wall clock (RTCSTART - T0
-# + its place in the stream, T0 taken here just before), the encoder writes FLV to a
-# pipe, the helper puts the SEI (T0 + timestamp) before each frame's first slice, and
-# a second ffmpeg copies it unchanged (-c copy) to the server. A blocked push blocks
-# the pipe and then the encoder, while -re keeps the frames' capture times those of a
-# camera that goes on capturing: a backlog shows as latency, as it would from a camera.
+# + its place in the stream, T0 taken here just before; RTCSTART is read as the filter
+# graph starts, just before the first frame is released: a frame's stamp is at most a
+# few ms before it left the pacing filter), the encoder writes FLV to a pipe, the helper
+# puts the SEI (T0 + timestamp) before each frame's first slice, and a second ffmpeg
+# copies it unchanged (-c copy) to the server. A blocked push blocks the pipe and then
+# the encoder, while the pacing keeps the frames' capture times those of a camera that
+# goes on capturing (realtime=limit=3600: no reset when late): a backlog shows as
+# latency, as it would from a camera.
 #
 # The guest (default --buffer-ms 150) logs every frame it shows (--latency-log) and its
 # receive rate once a second; the hosters their encoded bitrate once a second. Results:
@@ -112,8 +118,8 @@ grep -q '^ready' "$results/serve.out" || { cat "$results/serve.err" >&2; exit 1;
 push_ffmpeg() {  # url seconds clip
   local url=$1 seconds=$2 clip=$3 t0
   t0=$(date +%s%6N)
-  local encode=(ffmpeg -v error -nostdin -re -stream_loop -1 -t "$seconds" -i "$clip"
-    -filter_complex "[0:v]settb=1/1000,setpts=PTS+(RTCSTART-$t0)/1000/1000/TB[v];[0:a]asetpts=PTS+(RTCSTART-$t0)/1000000/TB[a]"
+  local encode=(ffmpeg -v error -nostdin -stream_loop -1 -t "$seconds" -i "$clip"
+    -filter_complex "[0:v]realtime=limit=3600,settb=1/1000,setpts=PTS+(RTCSTART-$t0)/1000/1000/TB[v];[0:a]arealtime=limit=3600,asetpts=PTS+(RTCSTART-$t0)/1000000/TB[a]"
     -map "[v]" -map "[a]"
     -c:v libx264 -preset veryfast -tune zerolatency -profile:v high -g 60 -b:v 2500k -maxrate 2500k -bufsize 2500k
     -c:a aac -b:a 96k -ac 2 -f flv -flush_packets 1 -)

@@ -2,7 +2,7 @@
 """Gives an ffmpeg push the capture-time SEI every LiveLine frame carries, so a LiveLine
 guest measures its glass-to-glass latency the way it measures LiveLine's own.
 
-    ffmpeg -re … -vf "settb=1/1000,setpts=PTS+(RTCSTART-$T0)/1000/1000/TB" … -f flv - |
+    ffmpeg … -vf "realtime=limit=3600,settb=1/1000,setpts=PTS+(RTCSTART-$T0)/1000/1000/TB" … -f flv - |
         flv-capture-sei.py T0 | ffmpeg -f flv -i - -c copy -f flv rtmp://…
 
 Reads FLV on stdin and writes it to stdout, tag by tag (flushed at once), with one SEI
@@ -13,10 +13,10 @@ the capture time as 8 bytes big-endian microseconds since the Unix epoch).
 The capture time is T0 (microseconds since the epoch, argument 1) plus the frame's
 presentation time in ms. The setpts filter above makes that presentation time the wall
 clock of the frame's capture: ffmpeg's wall clock when the filter graph started (its
-RTCSTART, read before the first frame is encoded) minus T0, plus the frame's place in
-the stream. With -re the source produces frame N at start + N/fps, as a camera would,
-and when the push falls behind (a blocked socket), the frames still belong to the time
-they were captured: a backlog shows as latency, as it would with a real camera.
+RTCSTART, read just before the realtime filter releases the first frame) minus T0, plus
+the frame's place in the stream. The realtime filter releases frame N at start + N/fps,
+as a camera would, and when the push falls behind (a blocked socket), the frames still
+belong to the time they were captured: a backlog shows as latency, as with a camera.
 Nothing else in the stream changes; the audio tags pass as they are.
 """
 import struct

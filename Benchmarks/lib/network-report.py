@@ -29,7 +29,7 @@ import sys
 FPS = 30
 TARGET_KBPS = 2500
 BOUND_MS = 200
-LABELS = {"abr": "liveline host (ABR)", "abr-off": "liveline host --abr off", "ffmpeg": "ffmpeg -re … -f flv (plain push)"}
+LABELS = {"abr": "liveline host (ABR)", "abr-off": "liveline host --abr off", "ffmpeg": "ffmpeg … -f flv (plain push)"}
 COLORS = {"abr": "tab:green", "abr-off": "tab:orange", "ffmpeg": "tab:red"}
 
 
