@@ -17,8 +17,9 @@ struct ShapedLinkTests {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: command.0)
         process.arguments = command.1
-        FileManager.default.createFile(atPath: path.path, contents: nil)
-        FileManager.default.createFile(atPath: path.path + ".err", contents: nil)
+        for file in [path.path, path.path + ".err"] {
+            try #require(FileManager.default.createFile(atPath: file, contents: nil), "cannot create \(file)")
+        }
         process.standardOutput = try FileHandle(forWritingTo: path)
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: path.path + ".err"))
         try process.run()
