@@ -62,6 +62,9 @@ enum GuestCommand: Command {
                                that come again are held until they fill MS (or waited MS),
                                reported as buffering percents rising to 100
           --reconnect-tries N  retries after a lost connection, 2 s x 1.5^n apart (default 10)
+          --latency-log FILE   one line per shown frame with a capture time (LiveLine's SEI):
+                               "WALL_MICROS CAPTURE_MICROS LATENCY_MS", the wall clock
+                               when shown, the capture time, glass-to-glass in ms
           --help               show this text
 
         Co-host line (连麦):
@@ -118,6 +121,7 @@ enum GuestCommand: Command {
         let timeout = try arguments.double("--timeout", in: 0.1...3600) ?? 10
         let bufferMs = try arguments.int("--buffer-ms", in: 0...60_000) ?? 150
         let tries = try arguments.int("--reconnect-tries", in: 0...1000)
+        let latencyLogPath = try arguments.value("--latency-log")
         var json = false
         if let stats = try arguments.value("--stats") {
             guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
@@ -127,6 +131,7 @@ enum GuestCommand: Command {
         let apply = arguments.flag("--apply")
         let noPlay = arguments.flag("--no-play")
         let say = try arguments.value("--say")
+        if noPlay, latencyLogPath != nil { throw UsageError("--latency-log needs a play (not --no-play)") }
         var cohost = Guest.Options().cohost
         if !apply {
             try arguments.reject(["--source", "--size", "--fps", "--bitrate", "--mute", "--audio-source"],
@@ -195,7 +200,9 @@ enum GuestCommand: Command {
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
         }
-        return try GuestSession(guest: guest, url: url, play: play, report: report, line: line, playing: !noPlay).run()
+        let latencyLog = try latencyLogPath.map { try LatencyLog(path: $0) }
+        return try GuestSession(guest: guest, url: url, play: play, report: report, line: line, playing: !noPlay,
+                                latencyLog: latencyLog).run()
     }
 }
 
@@ -208,6 +215,8 @@ struct GuestSession {
     let report: GuestReport
     var line: GuestLineRole?
     var playing = true
+    /// `--latency-log`: the play's sink (the kit holds it weakly; this keeps it).
+    var latencyLog: LatencyLog?
 
     func run() throws -> Int32 {
         if !playing, let line { return try runLineOnly(line) }
@@ -224,7 +233,7 @@ struct GuestSession {
 
         let started = Clock.monotonicMicros()
         do {
-            try guest.startPlay(url: url, sink: nil, play: play)
+            try guest.startPlay(url: url, sink: latencyLog, play: play)
         } catch {
             report.failedAtStart(error, play: play)
             throw error
@@ -249,6 +258,7 @@ struct GuestSession {
             previousTime = now
         }
         let elapsed = Double(Clock.monotonicMicros() - started) / 1e6
+        latencyLog?.flush()
         let end = guest.playEnd
         let failure = stoppedForLine ? nil : end?.error
         let stats = guest.stats
