@@ -10,4 +10,7 @@ public enum AccessAction: String, Codable, Sendable, CaseIterable {
     case lineGuest = "line:guest"
     /// Calling the relay's HTTP API.
     case api
+    /// Registering for 1v1 calls under a user id (the path): the `/call` signaling's
+    /// `register` and `renewToken`.
+    case call
 }

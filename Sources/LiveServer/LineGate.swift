@@ -82,12 +82,18 @@ public struct LineGate: Sendable {
             if let userId = request.userId, !userId.isEmpty, userId != claims.sub {
                 return .refused(code: .unauthorized, message: "userId \(userId) is not the token's user \(claims.sub)")
             }
-            let exp = max(claims.exp, nowSeconds)
-            let left = min(exp, nowSeconds + Self.maxLifetimeSeconds) - nowSeconds
-            return .admitted(userId: claims.sub, expiresAtMicros: nowMicros + UInt64(left) * 1_000_000)
+            return Self.admission(claims, nowSeconds: nowSeconds, nowMicros: nowMicros)
         } catch {
             return .refused(code: error.code, message: "\(error)")
         }
+    }
+
+    /// Admitted as the verified claims' user, until their expiry on the registry's clock
+    /// (at most `maxLifetimeSeconds` ahead).
+    static func admission(_ claims: AccessClaims, nowSeconds: Int64, nowMicros: UInt64) -> LineAdmission {
+        let exp = max(claims.exp, nowSeconds)
+        let left = min(exp, nowSeconds + maxLifetimeSeconds) - nowSeconds
+        return .admitted(userId: claims.sub, expiresAtMicros: nowMicros + UInt64(left) * 1_000_000)
     }
 
     private func authorize(_ verifier: TokenVerifier, token: String?, request: LineRequest, context: LineAdmissionContext,

@@ -196,75 +196,28 @@ public final class LineService: Sendable {
         }
     }
 
-    /// One outgoing item for one socket.
-    private enum Outgoing {
-        case frame(SharedBytes)
-        case close(String, LiveCode)
-    }
-
-    /// Encodes each event once and hands every socket its items in order, one task per
-    /// loop. Returns the pubIds of ended co-host streams and the members whose loop
-    /// refused the task. Under the lock.
+    /// Hands the deliveries to the sockets (see `SignalFanOut`). Returns the pubIds of
+    /// ended co-host streams and the members whose loop refused the task. Under the lock.
     private func deliver(_ deliveries: [LineDelivery], sockets: [LineParticipantID: WebSocketConnection])
         -> (endedStreams: [String], unreached: [(LineParticipantID, WebSocketConnection)]) {
-        var queues: [LineParticipantID: [Outgoing]] = [:]
-        var order: [LineParticipantID] = []
+        var items: [(recipients: [LineParticipantID], item: SignalFanOut.Item)] = []
         var endedStreams: [String] = []
         for delivery in deliveries {
-            let item: Outgoing
             switch delivery.action {
             case .send(let event):
                 guard !delivery.recipients.isEmpty else { continue }
-                item = .frame(SharedBytes(WebSocketFrame(opcode: .text, payload: Array(event.jsonText.utf8)).encoded()))
+                items.append((delivery.recipients, .text(event.jsonText)))
             case .disconnect(let reason, let code):
-                item = .close(reason, code)
+                items.append((delivery.recipients, .close(reason: reason, code: code)))
             case .endStream(let pubId):
                 endedStreams.append(pubId)
-                continue
-            }
-            for id in delivery.recipients where sockets[id] != nil {
-                if queues[id] == nil { order.append(id) }
-                queues[id, default: []].append(item)
             }
         }
-        var batches: [ObjectIdentifier: (loop: EventLoop, work: [(LineParticipantID, WebSocketConnection, [Outgoing])])] = [:]
-        for id in order {
-            guard let socket = sockets[id], let items = queues[id] else { continue }
-            batches[ObjectIdentifier(socket.loop), default: (socket.loop, [])].work.append((id, socket, items))
-        }
-        let maxQueued = limits.maxQueuedBytes
-        var unreached: [(LineParticipantID, WebSocketConnection)] = []
-        for (_, batch) in batches {
-            let work = batch.work
-            let queued = batch.loop.execute { [weak self] in
-                for (id, socket, items) in work {
-                    self?.write(items, to: socket, id: id, maxQueued: maxQueued)
-                }
-            }
-            if !queued { unreached += work.map { ($0.0, $0.1) } }
+        let unreached = SignalFanOut.deliver(items, sockets: sockets, maxQueued: limits.maxQueuedBytes, label: "line") { [weak self] id, socket in
+            self?.update(removing: id) { $0.registry.disconnect(id, reason: "tooSlow") }
+            socket.connection.abort(.timedOut("reading the line's events"))
         }
         return (endedStreams, unreached)
-    }
-
-    /// Loop thread of `socket`.
-    private func write(_ items: [Outgoing], to socket: WebSocketConnection, id: LineParticipantID, maxQueued: Int) {
-        for item in items {
-            guard socket.isOpen else { return }
-            switch item {
-            case .frame(let bytes):
-                let connection = socket.connection
-                guard connection.queuedBytes + bytes.count <= maxQueued, connection.write(bytes) else {
-                    // A participant that does not read its events is gone, not skipped.
-                    Log.warning("line \(id): \(connection.queuedBytes) bytes of events unread; closing it")
-                    update(removing: id) { $0.registry.disconnect(id, reason: "tooSlow") }
-                    connection.abort(.timedOut("reading the line's events"))
-                    return
-                }
-            case .close(let reason, let code):
-                // The SDK's code in the close code, so the kit reports why its line ended.
-                socket.close(code: LineDelivery.closeCodeBase + UInt16(clamping: code.rawValue), reason: reason)
-            }
-        }
     }
 
     private func locked<Result>(_ body: (LineRegistry) -> Result) -> Result {

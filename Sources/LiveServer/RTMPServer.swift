@@ -118,9 +118,11 @@ public final class RTMPServer: Sendable {
     public let gopBudget: ByteBudget
     /// Returns freed memory to the system after large connections close.
     let heapTrim = HeapTrim()
-    /// Asked before every publish (the co-host line's pubId rule); allows all by default.
+    /// Asked before every publish (the co-host line's pubId rule, the call's stream rule);
+    /// allows all by default.
     public let publishAuthorizer = PublishAuthorizer()
-    /// Asked before every play of a co-host stream (`line-…`); allows all by default.
+    /// Asked before every play of a co-host (`line-…`) or call (`call-…`) stream; allows
+    /// all by default.
     public let playAuthorizer = PlayAuthorizer()
     let registry: StreamRegistry
     private let announcement = Mutex(AMF0Object())

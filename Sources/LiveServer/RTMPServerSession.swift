@@ -229,7 +229,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
     }
 
     /// The token check (with auth on), then the relay's own rule for the action: the
-    /// publish rule for every name, the play rule for co-host (`line-…`) names. Refusals
+    /// publish rule for every name, the play rule for co-host (`line-…`) and call
+    /// (`call-…`) names. Refusals
     /// are logged; the caller counts and answers them.
     private func admit(_ action: AccessAction, _ key: StreamKey, query: String?) -> Admission {
         let claims: AccessClaims?
@@ -239,8 +240,8 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
             return .refused(error.statusText)
         }
         let rule: String? = switch action {
-        case .publish: server.publishAuthorizer.refusal(key, query: query)
-        case .play where key.name.hasPrefix(LineRegistry.pubIdPrefix): server.playAuthorizer.refusal(key, query: query, claims: claims)
+        case .publish: server.publishAuthorizer.refusal(key, query: query, claims: claims)
+        case .play where PlayAuthorizer.guards(key): server.playAuthorizer.refusal(key, query: query, claims: claims)
         default: nil
         }
         if let rule {

@@ -1,12 +1,14 @@
 import LiveCore
 import LiveNet
+import LiveSignal
 import Synchronization
 
 /// The relay's HTTP API: `GET /api/streams` (JSON array of `StreamStats`),
 /// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4); with a
 /// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
-/// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`). With auth on, every
-/// route but `/healthz`, `/metrics` and `/line` needs an `api` token (see `HTTPAccess`).
+/// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`); with a call service, the
+/// WebSocket `GET /call`. With auth on, every route but `/healthz`, `/metrics`, `/line`
+/// and `/call` needs an `api` token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
     /// What `/metrics` reports beside the relay's own counters: the loops' refused tasks
     /// and, once it exists (it is made with these routes), the HTTP server's refusals.
@@ -24,10 +26,11 @@ public enum RelayHTTPAPI {
     }
 
     /// The routes, answered on the HTTP connection's loop from the server's counters.
-    public static func router(for server: RTMPServer, line: LineService? = nil,
+    public static func router(for server: RTMPServer, line: LineService? = nil, call: CallService? = nil,
                               surroundings: Surroundings = Surroundings()) -> HTTPRouter {
         var router = HTTPRouter()
         if let line { LineHTTPAPI.add(line, to: &router) }
+        if let call { router.get("/call", call.webSocketHandler()) }
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
@@ -95,7 +98,7 @@ public enum RelayHTTPAPI {
                total(counters.refusedPlays.load(ordering: .relaxed)))
         metric("liveline_connect_refused_total", "counter", "Connects refused with NetConnection.Connect.Rejected.",
                total(counters.refusedConnects.load(ordering: .relaxed)))
-        metric("liveline_hidden_streams", "gauge", "Co-host streams, left out of the per-stream series and /api/streams.",
+        metric("liveline_hidden_streams", "gauge", "Co-host and call streams, left out of the per-stream series and /api/streams.",
                [("", String(streams.count - listed.count))])
         metric("liveline_unfinished_message_bytes", "gauge", "Bytes RTMP connections hold in unfinished messages.",
                [("", String(server.unfinishedBudget.usedBytes))])
@@ -124,10 +127,11 @@ public enum RelayHTTPAPI {
         return text
     }
 
-    /// The streams anyone may see: co-host streams (named `LineRegistry.pubIdPrefix`…)
-    /// are the line's business and stay out of public listings.
+    /// The streams anyone may see: co-host streams (named `LineRegistry.pubIdPrefix`…) are
+    /// the line's business and a call's streams (`CallStreams.prefix`…) its two users':
+    /// both stay out of public listings.
     static func publicStreams(_ streams: [StreamStats]) -> [StreamStats] {
-        streams.filter { !$0.name.hasPrefix(LineRegistry.pubIdPrefix) }
+        streams.filter { !$0.name.hasPrefix(LineRegistry.pubIdPrefix) && !$0.name.hasPrefix(CallStreams.prefix) }
     }
 
     /// A label value as the text format wants it: backslash, quote and newline escaped.

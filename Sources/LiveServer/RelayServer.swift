@@ -16,9 +16,11 @@ public final class RelayServer: Sendable {
         public var loops: Int
         /// The co-host line on `/line` (DESIGN.md §4).
         public var line = LineLimits()
+        /// The 1v1 calls on `/call` (DESIGN.md §5).
+        public var call = CallLimits()
         /// The token verifier (nil: no access control). It checks RTMP publish and play,
-        /// and every HTTP route but `/healthz`, `/metrics` and the line's `/line`, which
-        /// checks its own. Stored in `rtmp.auth`.
+        /// and every HTTP route but `/healthz`, `/metrics` and the line's `/line` and the
+        /// call's `/call`, which check their own. Stored in `rtmp.auth`.
         public var auth: TokenVerifier? {
             get { rtmp.auth }
             set { rtmp.auth = newValue }
@@ -49,6 +51,8 @@ public final class RelayServer: Sendable {
     public let http: HTTPServer
     /// The co-host line's signaling (WebSocket `/line`, `/api/live`).
     public let line: LineService
+    /// The 1v1 calls' signaling (WebSocket `/call`).
+    public let call: CallService
 
     /// Why one of the relay's ports could not be opened.
     public struct ListenError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -78,19 +82,24 @@ public final class RelayServer: Sendable {
         let group = try EventLoopGroup(count: configuration.loops, name: "liveline-relay")
         let line = LineService(limits: configuration.line, group: group, verifier: configuration.auth)
         self.line = line
+        let call = CallService(limits: configuration.call, group: group, verifier: configuration.auth)
+        self.call = call
         do {
             let rtmp = try ListenError.naming(.rtmp, configuration.rtmp.host, configuration.rtmp.port) { () throws(NetError) in
                 try RTMPServer(configuration: configuration.rtmp, group: group)
             }
             self.rtmp = rtmp
-            rtmp.publishAuthorizer.install { [weak line] key, query in
+            // With tokens, a call's stream is also the business of its user's token only.
+            let checksUsers = configuration.auth != nil
+            rtmp.publishAuthorizer.install { [weak line, weak call] key, query, claims in
                 line?.publishRefusal(streamName: key.name, query: query)
+                    ?? call?.publishRefusal(streamName: key.name, query: query, userId: claims?.sub, checksUsers: checksUsers)
             }
             // A hear stream is played only by its co-host; with tokens, a co-host stream only
-            // by its line's hoster and co-hosts.
-            let checksUsers = configuration.auth != nil
-            rtmp.playAuthorizer.install { [weak line] key, query, claims in
+            // by its line's hoster and co-hosts. A call's stream only by the call's other user.
+            rtmp.playAuthorizer.install { [weak line, weak call] key, query, claims in
                 line?.playRefusal(streamName: key.name, query: query, userId: claims?.sub, checksUsers: checksUsers)
+                    ?? call?.playRefusal(streamName: key.name, query: query, userId: claims?.sub, checksUsers: checksUsers)
             }
             line.publisherQuery = { [weak rtmp] key in rtmp?.publisherQuery(of: key) }
             // A co-host's stream lives in the app its co-host chose: end it in every app.
@@ -100,10 +109,18 @@ public final class RelayServer: Sendable {
                     rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
                 }
             }
+            // An ended call's streams end in every app (each user chose its app).
+            call.onCallEnded = { [weak rtmp] roomId in
+                guard let rtmp else { return }
+                let names = [true, false].map { CallStreams.streamName(roomId: roomId, caller: $0) }
+                for stream in rtmp.streams() where names.contains(stream.name) {
+                    rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
+                }
+            }
             let surroundings = RelayHTTPAPI.Surroundings(group: group)
             http = try ListenError.naming(.http, configuration.httpHost, configuration.httpPort) { () throws(NetError) in
                 try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                               router: RelayHTTPAPI.router(for: rtmp, line: line, surroundings: surroundings),
+                               router: RelayHTTPAPI.router(for: rtmp, line: line, call: call, surroundings: surroundings),
                                capacity: configuration.httpCapacity)
             }
             surroundings.http = http
@@ -114,6 +131,7 @@ public final class RelayServer: Sendable {
             rtmp.connectAnnouncement = LineSignalAnnouncement(port: Int(http.localPort), host: sameHost ? nil : httpHost).properties
         } catch {
             line.stop()
+            call.stop()
             group.shutdown()
             throw error
         }
@@ -128,6 +146,7 @@ public final class RelayServer: Sendable {
         rtmp.close()
         http.close()
         line.stop()
+        call.stop()
         group.shutdown()
     }
 }

@@ -207,6 +207,17 @@ public struct CallLimits: Sendable, Equatable {
     public var requestBurst = 40.0
     /// Bytes of events waiting to be written to one user before it is closed.
     public var maxQueuedBytes = 256 << 10
+    /// With tokens checked: `tokenWillExpire` goes out this many seconds before a user's
+    /// token expires (or at half its remaining life when that is later); a token that
+    /// expires unrenewed ends the registration with 212, as on the line.
+    public var tokenWillExpireSeconds: Int64 = 300
+    /// With tokens checked: a connection that has not registered (with a verified token)
+    /// this long after it opened is closed with 212.
+    public var admissionTimeout: Duration = .seconds(30)
+    /// Room ids of ended calls the server remembers (and refuses for new calls); beyond
+    /// this many, the oldest is forgotten first. A room id is 16 random bytes, so a
+    /// forgotten one is reused only on purpose, and then only with the new call's secrets.
+    public var maxRememberedRooms = 100_000
 
     public init() {}
 

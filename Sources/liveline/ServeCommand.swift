@@ -19,16 +19,17 @@ enum ServeCommand: Command {
           --max-per-ip N           connections from one address (IPv6: one /64), per port, beyond N
                                    are refused, HTTP with a 503; 127.0.0.1 and ::1 are not counted; 0: off (default 64)
           --max-api-connections N  HTTP API connections beyond N get a 503 (default 256)
-          --max-line-connections N line WebSockets beyond N get a 503 (default 4096)
+          --max-line-connections N line and call WebSockets together beyond N get a 503 (default 4096)
           --gop-cache-ms MS        longest GOP kept for new players, 0 for headers only (default 10000)
           --loops N                event loop threads (default: one per core)
           --max-cohosts N          co-hosts on a line besides the hoster (default 3); a line
                                    never takes more than its hoster's mix shows (at most 4)
           --apply-timeout S        an unanswered co-host application is cancelled after S seconds (default 30)
-          --heartbeat-timeout S    a line participant silent for S seconds counts as gone (default 30)
+          --heartbeat-timeout S    a line participant or call user silent for S seconds counts as gone
+                                   (default 30; a call user's calls then end with peerGone)
           --max-members N          members of one line, hoster included; more are refused with 209 (default 1000)
           --token-will-expire S    with tokens, tokenWillExpire goes out S seconds before a line
-                                   token expires, or half-way for shorter tokens (default 300)
+                                   or call token expires, or half-way for shorter tokens (default 300)
           --auth-secret-file FILE  check access tokens signed with FILE's secret ('liveline token')
           --no-auth                allow listening beyond loopback without tokens (warns loudly)
           --on-expiry keep|close   a publisher or player whose token expires: keep it (default)
@@ -49,12 +50,21 @@ enum ServeCommand: Command {
         then need line-guest (or line-host), the token's sub is the user id, and
         tokenWillExpire goes out before a token expires (renewToken; unrenewed: 212).
 
+        1v1 calls: users register on the WebSocket ws://HOST:PORT/call (one connection per
+        user id; with --auth-secret-file a token with sub USER granting call on USER) and
+        the server carries their call messages (invite, accept, reject, cancel, hangup).
+        Streams named "call-ROOM-1" (the caller's) and "call-ROOM-2" (the callee's) exist
+        only while their call lasts: each may be published only by its own user and
+        played only by the other, with the ?call=SECRET the server gave that user (with
+        tokens, also only with that user's token); the call's end ends both publishers,
+        and a room is never used again. Call streams stay out of /api/streams and /metrics.
+
         Access control: with --auth-secret-file, RTMP publish and play need a token that
         grants publish/play on APP/NAME, as ?token=TOKEN on the stream URL (or on the
         connect URL); refusals are NetStream.Publish.BadName / NetStream.Play.Failed /
         NetConnection.Connect.Rejected with the reason. A live stream is taken over only
-        by a publisher whose token grants it. Every HTTP route except /healthz, /metrics
-        and /line needs 'Authorization: Bearer TOKEN' (or ?token=) granting api on the
+        by a publisher whose token grants it. Every HTTP route except /healthz, /metrics,
+        /line and /call needs 'Authorization: Bearer TOKEN' (or ?token=) granting api on the
         path without its leading slash (api/streams; --api 'api/*' grants all), else 401
         with {"code","message"}. Without a secret the server listens only on loopback
         unless --no-auth is given, and a live stream is taken over only after its
@@ -91,9 +101,11 @@ enum ServeCommand: Command {
         if let members = try arguments.int("--max-members", in: 1...1_000_000) { configuration.line.maxMembers = members }
         if let seconds = try arguments.int("--token-will-expire", in: 1...86_400) {
             configuration.line.tokenWillExpireSeconds = Int64(seconds)
+            configuration.call.tokenWillExpireSeconds = Int64(seconds)
         }
         if let seconds = try arguments.double("--heartbeat-timeout", in: 0.1...86_400) {
             configuration.line.heartbeatTimeout = .milliseconds(Int(seconds * 1000))
+            configuration.call.heartbeatTimeout = configuration.line.heartbeatTimeout
         }
         let secretFile = try arguments.value("--auth-secret-file")
         let noAuth = arguments.flag("--no-auth")

@@ -22,6 +22,8 @@ enum TokenCommand: Command {
           --line-host ID         create and run the co-host line ID as its host
           --line-guest ID        join the co-host line ID as a guest
           --api PATH             call the HTTP API route PATH (e.g. api/streams; api/* for all)
+          --call USER            register for 1v1 calls as USER (give the same as --sub); the
+                                 call's streams also need --publish and --play, e.g. call/*
 
         Prints the token on one line. Clients pass it as ?token=TOKEN in RTMP URLs and
         as 'Authorization: Bearer TOKEN' to the HTTP API.
@@ -43,7 +45,8 @@ enum TokenCommand: Command {
         let ttl = try arguments.duration("--ttl", in: 1...(3650 * 86_400)) ?? 3600
         var permissions: [AccessPermission] = []
         for (option, action) in [("--publish", AccessAction.publish), ("--play", .play),
-                                 ("--line-host", .lineHost), ("--line-guest", .lineGuest), ("--api", .api)] {
+                                 ("--line-host", .lineHost), ("--line-guest", .lineGuest), ("--api", .api),
+                                 ("--call", .call)] {
             for path in try arguments.values(option) {
                 guard !path.isEmpty else { throw UsageError("\(option) needs a non-empty path") }
                 permissions.append(AccessPermission(action: action, path: path))
@@ -51,7 +54,7 @@ enum TokenCommand: Command {
         }
         try arguments.finish()
         guard !permissions.isEmpty else {
-            throw UsageError("give at least one permission: --publish, --play, --line-host, --line-guest or --api")
+            throw UsageError("give at least one permission: --publish, --play, --line-host, --line-guest, --api or --call")
         }
         let secret = try TokenSecret.load(path: secretFile)
         let now = Int64(Date().timeIntervalSince1970)

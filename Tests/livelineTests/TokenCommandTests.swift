@@ -20,7 +20,7 @@ struct TokenCommandTests {
         let before = Int64(Date().timeIntervalSince1970)
         let minted = try CLI.liveline(
             "token", "--secret-file", secretFile, "--sub", "alice", "--publish", "live/room1", "--play", "live/a",
-            "--play=live/b", "--line-host", "room1", "--line-guest", "room2", "--api", "api/*", "--ttl", "20m")
+            "--play=live/b", "--line-host", "room1", "--line-guest", "room2", "--api", "api/*", "--call", "alice", "--ttl", "20m")
         #expect(minted.status == 0, "stderr: \(minted.stderr)")
         let token = minted.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!token.contains("\n"))
@@ -31,6 +31,7 @@ struct TokenCommandTests {
             AccessPermission(action: .publish, path: "live/room1"), AccessPermission(action: .play, path: "live/a"),
             AccessPermission(action: .play, path: "live/b"), AccessPermission(action: .lineHost, path: "room1"),
             AccessPermission(action: .lineGuest, path: "room2"), AccessPermission(action: .api, path: "api/*"),
+            AccessPermission(action: .call, path: "alice"),
         ])
         let iat = try #require(claims.iat)
         #expect(iat >= before && iat <= before + 5)
@@ -61,6 +62,8 @@ struct TokenCommandTests {
         (["--secret-file", "S", "--sub", "a", "--play", "x", "--ttl", "99999999999999999d"], "--ttl must be a duration"),
         (["--secret-file", "S", "--sub", "a", "--play", "x", "--record", "y"], "unknown option '--record'"),
         (["--secret-file", "S", "--sub", "a", "--play"], "--play needs a value"),
+        (["--secret-file", "S", "--sub", "a", "--call"], "--call needs a value"),
+        (["--secret-file", "S", "--sub", "a", "--call", ""], "--call needs a non-empty path"),
     ])
     func usageErrors(arguments: [String], message: String) throws {
         let result = try CLI.run(CLI.liveline, ["token"] + arguments)
