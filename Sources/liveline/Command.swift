@@ -66,9 +66,21 @@ func jsonLine(_ pairs: KeyValuePairs<String, Any?>) -> String {
     return "{" + parts.joined(separator: ",") + "}"
 }
 
+/// A value already written as JSON (an object nested in a `jsonLine`).
+struct RawJSON {
+    let text: String
+
+    /// A JSON object of string values, its keys sorted.
+    init(object: [String: String]) {
+        text = "{" + object.sorted { $0.key < $1.key }.map { "\(jsonValue($0.key)):\(jsonValue($0.value))" }
+            .joined(separator: ",") + "}"
+    }
+}
+
 private func jsonValue(_ value: Any?) -> String {
     switch value {
     case nil: return "null"
+    case let v as RawJSON: return v.text
     case let v as Bool: return v ? "true" : "false"
     case let v as Int: return String(v)
     case let v as UInt64: return String(v)

@@ -1,0 +1,182 @@
+import Foundation
+import Testing
+
+/// `liveline call`: its command line, and 1v1 calls end to end on loopback through a
+/// `liveline serve` (bob listens, alice and carol call).
+@Suite("liveline call", .serialized)
+struct CallCommandTests {
+    @Test("a call's command line that cannot work is a usage error saying why", arguments: [
+        (["call"], "missing --user"),
+        (["call", "--user", "bob"], "give --listen (wait for calls) or --to PEER"),
+        (["call", "--user", "bob", "--listen", "--to", "alice"], "--listen and --to exclude each other"),
+        (["call", "--user", "alice", "--to", "bob", "--accept", "auto"], "--accept needs --listen"),
+        (["call", "--user", "bob", "--listen", "--audio-only"], "--audio-only needs --to PEER"),
+        (["call", "--user", "bob", "--listen", "--calls", "3"], "--calls needs --to PEER"),
+        (["call", "--user", "bob", "--listen", "--accept", "sometimes"], "--accept must be auto or manual"),
+        (["call", "--user", "bob smith", "--listen"], "--user: user id 'bob smith' has a character outside"),
+        (["call", "--user", "alice", "--to", ""], "--to: an empty user id"),
+        (["call", "--user", "alice", "--to", "alice"], "own --user"),
+        (["call", "--user", "alice", "--to", "bob", "--calls", "0"], "--calls must be a whole number"),
+        (["call", "--user", "alice", "--to", "bob", "--server", "http://127.0.0.1"], "--server needs rtmp://"),
+        (["call", "--user", "alice", "--to", "bob", "--server", "rtmp://127.0.0.1/call/bob"], "no stream"),
+        (["call", "--user", "alice", "--to", "bob", "--signal", "http://x/call"], "--signal needs a ws://HOST:PORT/call URL"),
+        (["call", "--user", "alice", "--to", "bob", "--snapshot", "bob.jpg"], "--snapshot needs a file ending in .png"),
+        (["call", "--user", "alice", "--to", "bob", "--y4m", "-", "--out", "-"], "cannot both write to standard output"),
+        (["call", "--user", "alice", "--to", "bob", "--stats", "text"], "--stats accepts only 'json'"),
+        (["call", "--user", "alice", "--to", "bob", "--size", "641x360"], "--size needs even width and height"),
+        (["call", "--user", "alice", "--to", "bob", "--extension", String(repeating: "x", count: 1025)], "at most 1024"),
+        (["call", "--user", "alice", "--to", "bob", "--tiemout-ms", "10"], "did you mean --timeout-ms?"),
+        (["call", "--user", "alice", "--to", "bob", "bob"], "unexpected argument 'bob'"),
+    ])
+    func usageErrors(arguments: [String], message: String) throws {
+        try UsageMessageTests.expectUsageError(arguments, message)
+    }
+
+    @Test("--help documents every option and shows an example, and liveline's help names the command")
+    func help() throws {
+        let help = try CLI.liveline("call", "--help")
+        #expect(help.status == 0)
+        let options = ["--user", "--listen", "--accept", "--to", "--audio-only", "--extension", "--calls", "--duration",
+                       "--timeout-ms", "--max-call-seconds", "--server", "--signal", "--token", "--token-command",
+                       "--source", "--audio-source", "--size", "--fps", "--bitrate", "--snapshot", "--y4m", "--out",
+                       "--stats", "--help"]
+        // The options the help defines: the `--name` starting a line (as liveline's own typo hints read them).
+        let defined = help.stdout.split(separator: "\n").compactMap { line -> String? in
+            let word = line.drop { $0 == " " }.prefix { !$0.isWhitespace }
+            return word.hasPrefix("--") ? String(word) : nil
+        }
+        #expect(Set(defined) == Set(options), "\(help.stdout)")
+        #expect(help.stdout.contains("liveline call --user alice --to bob"), "\(help.stdout)")
+        let main = try CLI.liveline("--help")
+        #expect(main.stdout.contains("call      a 1v1 private call"), "\(main.stdout)")
+    }
+
+    /// `liveline serve` on free ports and what a call on it needs.
+    struct Line {
+        let server: Server
+        init() throws { server = try Server() }
+        var options: [String] {
+            ["--server", "rtmp://127.0.0.1:\(server.rtmpPort)", "--signal", "ws://127.0.0.1:\(server.httpPort)/call"]
+        }
+
+        /// A listener, JSON lines on; registered (prepared) when it returns.
+        func listen(_ user: String, _ extra: [String], input: Any? = nil) throws -> KitProcess {
+            let process = try KitProcess(["call", "--user", user, "--listen", "--stats", "json"] + options + extra, input: input)
+            try #require(process.waitFor(timeout: 10) { Self.isState($0, "prepared") } != nil,
+                         "\(user) did not register: \(process.stderr)")
+            return process
+        }
+
+        /// A caller run to its end.
+        func call(_ user: String, to peer: String, _ extra: [String]) throws -> (CLI.Result, [[String: Any]]) {
+            let result = try CLI.run(CLI.liveline, ["call", "--user", user, "--to", peer, "--stats", "json"] + options + extra)
+            return (result, CallCommandTests.lines(result.stdout))
+        }
+
+        static func isState(_ line: [String: Any], _ state: String, reason: String? = nil) -> Bool {
+            line["event"] as? String == "state" && line["state"] as? String == state
+                && (reason == nil || line["reason"] as? String == reason)
+        }
+    }
+
+    static func lines(_ text: String) -> [[String: Any]] {
+        text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    }
+
+    /// The palette colour nearest to the centre of a PNG.
+    static func centreColour(_ png: String, width: Int, height: Int) throws -> String {
+        let rgb = try CLI.rgbFrame(png, index: 0, width: width, height: height)
+        let i = ((height / 2) * width + width / 2) * 3
+        return CohostLineTests.name((Int(rgb[i]), Int(rgb[i + 1]), Int(rgb[i + 2])))
+    }
+
+    @Test("alice calls bob, who accepts by himself: both connect, each sees the other's colour, alice hangs up after --duration, both summaries say why")
+    func callAndHangUp() throws {
+        let line = try Line()
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let (aliceSees, bobSees) = (dir.appendingPathComponent("bob.png").path, dir.appendingPathComponent("alice.png").path)
+        let bob = try line.listen("bob", ["--accept", "auto", "--source", "color:blue", "--size", "320x180",
+                                          "--snapshot", bobSees])
+        defer { bob.stop() }
+        let (alice, lines) = try line.call("alice", to: "bob", ["--source", "color:red", "--size", "320x180",
+                                                                "--duration", "2", "--extension", "hello", "--snapshot", aliceSees])
+        #expect(alice.status == 0, "alice: \(alice.stderr)\n\(alice.stdout)")
+        #expect(lines.contains { Line.isState($0, "calling", reason: "localVideoCall") }, "\(alice.stdout)")
+        #expect(lines.contains { Line.isState($0, "connected") }, "\(alice.stdout)")
+        let aliceSummary = try #require(lines.first { $0["event"] as? String == "callSummary" }, "\(alice.stdout)")
+        #expect(aliceSummary["ended"] as? String == "localHangup")
+        #expect(aliceSummary["connected"] as? Bool == true)
+        #expect((aliceSummary["connectedSeconds"] as? Double ?? 0) >= 2)
+        #expect((aliceSummary["setupMs"] as? Double ?? 0) > 0, "\(aliceSummary)")
+        #expect(aliceSummary["latencyP50Ms"] is Double, "\(aliceSummary)")
+        let summary = try #require(lines.last, "\(alice.stdout)")
+        #expect(summary["event"] as? String == "summary" && summary["calls"] as? Int == 1
+                && summary["ended"] as? String == "localHangup", "\(summary)")
+
+        // Bob heard who called with what, connected, and was hung up on.
+        #expect(bob.waitFor(timeout: 5) { $0["event"] as? String == "callSummary" } != nil, "bob: \(bob.stderr)")
+        let bobLines = bob.events.map(\.object)
+        let incoming = try #require(bobLines.first { $0["event"] as? String == "incomingCall" }, "\(bob.names)")
+        #expect(incoming["from"] as? String == "alice" && incoming["extension"] as? String == "hello", "\(incoming)")
+        #expect(bobLines.contains { Line.isState($0, "connected") }, "\(bob.names)")
+        #expect(bobLines.contains { Line.isState($0, "prepared", reason: "remoteHangup") }, "\(bob.names)")
+        let bobSummary = try #require(bobLines.first { $0["event"] as? String == "callSummary" })
+        #expect(bobSummary["ended"] as? String == "remoteHangup" && bobSummary["remoteUserId"] as? String == "alice",
+                "\(bobSummary)")
+        #expect(bob.process.isRunning, "a listener goes on listening after a call")
+
+        // Each saw the other's colour.
+        #expect(try Self.centreColour(aliceSees, width: 320, height: 180) == "blue")
+        #expect(try Self.centreColour(bobSees, width: 320, height: 180) == "red")
+    }
+
+    @Test("bob answers 'reject busy-now' on stdin: alice's call ends remoteRejected with the reason, exit status 3")
+    func rejectFromStdin() throws {
+        let line = try Line()
+        let typed = Pipe()
+        let bob = try line.listen("bob", ["--accept", "manual", "--size", "160x90"], input: typed)
+        defer { bob.stop() }
+        let alice = try KitProcess(["call", "--user", "alice", "--to", "bob", "--size", "160x90", "--stats", "json"] + line.options)
+        defer { alice.stop() }
+        #expect(bob.waitFor(timeout: 10) { $0["event"] as? String == "incomingCall" && $0["from"] as? String == "alice" } != nil,
+                "bob: \(bob.stderr)")
+        typed.fileHandleForWriting.write(Data("reject busy-now\n".utf8))
+        alice.process.waitUntilExit()
+        #expect(alice.process.terminationStatus == 3, "alice: \(alice.stderr)")
+        let ended = try #require(alice.events.map(\.object).first { Line.isState($0, "prepared", reason: "remoteRejected") },
+                                 "\(alice.names)")
+        #expect(ended["eventReason"] as? String == "busy-now" || (ended["info"] as? [String: String])?["rejectReason"] == "busy-now",
+                "\(ended)")
+        #expect(bob.waitFor(timeout: 5) { Line.isState($0, "prepared", reason: "localRejected") } != nil, "\(bob.names)")
+    }
+
+    @Test("calling a user who is not listening ends at once with remoteOffline, exit status 3")
+    func offline() throws {
+        let line = try Line()
+        let started = Date()
+        let (alice, lines) = try line.call("alice", to: "nobody", ["--size", "160x90"])
+        #expect(alice.status == 3, "alice: \(alice.stderr)")
+        #expect(lines.contains { Line.isState($0, "prepared", reason: "remoteOffline") }, "\(alice.stdout)")
+        #expect(Date().timeIntervalSince(started) < 5, "not at once")
+    }
+
+    @Test("carol calls bob while he talks to alice: carol gets remoteCallBusy (exit 3), alice's call goes on")
+    func busy() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto", "--size", "160x90"])
+        defer { bob.stop() }
+        let alice = try KitProcess(["call", "--user", "alice", "--to", "bob", "--size", "160x90", "--duration", "4",
+                                    "--stats", "json"] + line.options)
+        defer { alice.stop() }
+        #expect(alice.waitFor(timeout: 10) { Line.isState($0, "connected") } != nil, "alice: \(alice.stderr)")
+        let (carol, lines) = try line.call("carol", to: "bob", ["--size", "160x90"])
+        #expect(carol.status == 3, "carol: \(carol.stderr)")
+        #expect(lines.contains { Line.isState($0, "prepared", reason: "remoteCallBusy") }, "\(carol.stdout)")
+        alice.process.waitUntilExit()
+        #expect(alice.process.terminationStatus == 0, "alice: \(alice.stderr)")
+        let summary = alice.events.map(\.object).first { $0["event"] as? String == "callSummary" }
+        #expect(summary?["ended"] as? String == "localHangup", "\(alice.names)")
+        #expect((summary?["connectedSeconds"] as? Double ?? 0) >= 4)
+    }
+}
