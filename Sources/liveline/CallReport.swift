@@ -6,7 +6,7 @@ import LiveLine
 struct CallRecord {
     /// 1 for the run's first call.
     var index: Int
-    var remoteUserId: String
+    var peer: String
     var callId: String
     /// Whether it reached `connected`, and for how long.
     var connected: Bool
@@ -70,9 +70,21 @@ final class CallReport: Sendable {
             ]))
         } else {
             let why = change.eventReason.isEmpty ? change.reason.name : "\(change.reason.name): \(change.eventReason)"
-            let facts = change.info.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-            printError((["call: \(change.state.name) (\(why))"] + facts).joined(separator: " "))
+            var line = "call: \(change.state.name) (\(why))"
+            if let peer = Self.peer(of: change) { line += " with \(peer)" }
+            // The ids for people; the rest (room, the message's own fields) in the JSON lines.
+            let shown: Set<String> = ["callId", "rejectReason", "hangupReason", "fromUserExtension"]
+            for (key, value) in change.info.sorted(by: { $0.key < $1.key }) where shown.contains(key) {
+                line += " \(key)=\(value)"
+            }
+            printError(line)
         }
+    }
+
+    /// The other user of the call a change is about (the info's `peerUserId`; the
+    /// CallAPI's `remoteUserId` is the callee, whoever reads it), nil when none.
+    static func peer(of change: CallStateChange) -> String? {
+        change.info["peerUserId"]
     }
 
     /// An event besides the states; `answer`: with `--accept manual`, what to type.
@@ -127,7 +139,7 @@ final class CallReport: Sendable {
         let stats = record.stats, remote = record.stats.remote
         if json {
             emitJSON(jsonLine([
-                "event": "callSummary", "call": record.index, "remoteUserId": record.remoteUserId, "callId": record.callId,
+                "event": "callSummary", "call": record.index, "peerUserId": record.peer, "callId": record.callId,
                 "connected": record.connected, "connectedSeconds": record.connectedSeconds, "setupMs": stats.setupMs,
                 "acceptToFirstFrameMs": stats.acceptToFirstFrameMs, "latencyP50Ms": remote.latencyP50Ms,
                 "latencyP95Ms": remote.latencyP95Ms, "latencySamples": remote.latencySamples, "frames": remote.frames,
@@ -136,7 +148,7 @@ final class CallReport: Sendable {
                 "state": record.state.name,
             ]), orStandardError: true)
         } else {
-            printError("call \(record.index) with \(record.remoteUserId): " + Self.describe(record))
+            printError("call \(record.index) with \(record.peer): " + Self.describe(record))
         }
     }
 

@@ -82,15 +82,10 @@ final class CallRun {
     private static let inCall: Set<CallState> = [.calling, .connecting, .connected]
 
     func run() throws -> Int32 {
-        let (report, inbox, manual) = (report, inbox, manualAnswers)
-        session.onStateChanged = { change in
-            report.state(change)
-            inbox.post(.state(change))
-        }
-        session.onEvent = { event in
-            report.event(event, answer: manual)
-            inbox.post(.event(event))
-        }
+        // Printed by the loop as it takes them: a stats line never follows a call's end.
+        let inbox = inbox
+        session.onStateChanged = { inbox.post(.state($0)) }
+        session.onEvent = { inbox.post(.event($0)) }
         let signals = StopSignals { inbox.post(.stop) }
         defer { withExtendedLifetime(signals) {} }
         // `| head -2` has what it wanted: the run ends as if stopped.
@@ -172,8 +167,12 @@ final class CallRun {
 
     private func handle(_ note: CallNote) {
         switch note {
-        case .state(let change): changed(change)
-        case .event(let event): received(event)
+        case .state(let change):
+            report.state(change)
+            changed(change)
+        case .event(let event):
+            report.event(event, answer: manualAnswers)
+            received(event)
         case .command(let line): command(line)
         case .stdinClosed:
             stdinOpen = false
@@ -187,7 +186,7 @@ final class CallRun {
         let before = state
         state = change.state
         if let id = change.info["callId"] { callId = id }
-        if let remote = change.info["remoteUserId"] { peer = remote }
+        if let other = CallReport.peer(of: change) { peer = other }
         switch change.state {
         case .calling where !Self.inCall.contains(before):
             // A new call: the caller's own (numbered in startNextCall) or an incoming one.
@@ -216,7 +215,7 @@ final class CallRun {
         // The play may be gone with the call: keep the figures of the last second.
         if stats.remote.frames == 0, stats.remote.audioFrames == 0 { stats.remote = previous.remote }
         let connectedSeconds = connectedAt.map { Double(Clock.monotonicMicros() - $0) / 1e6 } ?? 0
-        let record = CallRecord(index: callIndex, remoteUserId: peer, callId: callId, connected: connectedAt != nil,
+        let record = CallRecord(index: callIndex, peer: peer, callId: callId, connected: connectedAt != nil,
                                 connectedSeconds: connectedSeconds, stats: stats, state: change.state,
                                 reason: change.reason, eventReason: change.eventReason)
         records.append(record)
@@ -292,8 +291,11 @@ final class CallRun {
     private func tick(_ now: UInt64) {
         guard state == .connected, let connectedAt else { return }
         let connectedSeconds = Double(now - connectedAt) / 1e6
-        if isCaller, let duration = options.duration, connectedSeconds >= duration { endCall(reason: nil) }
-        guard now - previousTime >= 1_000_000 else { return }
+        if isCaller, let duration = options.duration, connectedSeconds >= duration {
+            endCall(reason: nil)
+            return
+        }
+        guard !endRequested, now - previousTime >= 1_000_000 else { return }
         let stats = session.stats
         report.tick(stats, previous: previous, seconds: Double(now - previousTime) / 1e6,
                     connectedSeconds: connectedSeconds, call: callIndex)

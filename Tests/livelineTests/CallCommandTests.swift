@@ -95,12 +95,14 @@ struct CallCommandTests {
         let line = try Line()
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        let (aliceSees, bobSees) = (dir.appendingPathComponent("bob.png").path, dir.appendingPathComponent("alice.png").path)
+        // Bob, who goes on listening, keeps a snapshot of alice; alice, who exits after the
+        // call, writes bob's pictures as they come (--y4m FILE).
+        let (aliceSees, bobSees) = (dir.appendingPathComponent("bob.y4m").path, dir.appendingPathComponent("alice.png").path)
         let bob = try line.listen("bob", ["--accept", "auto", "--source", "color:blue", "--size", "320x180",
                                           "--snapshot", bobSees])
         defer { bob.stop() }
         let (alice, lines) = try line.call("alice", to: "bob", ["--source", "color:red", "--size", "320x180",
-                                                                "--duration", "2", "--extension", "hello", "--snapshot", aliceSees])
+                                                                "--duration", "2", "--extension", "hello", "--y4m", aliceSees])
         #expect(alice.status == 0, "alice: \(alice.stderr)\n\(alice.stdout)")
         #expect(lines.contains { Line.isState($0, "calling", reason: "localVideoCall") }, "\(alice.stdout)")
         #expect(lines.contains { Line.isState($0, "connected") }, "\(alice.stdout)")
@@ -122,11 +124,14 @@ struct CallCommandTests {
         #expect(bobLines.contains { Line.isState($0, "connected") }, "\(bob.names)")
         #expect(bobLines.contains { Line.isState($0, "prepared", reason: "remoteHangup") }, "\(bob.names)")
         let bobSummary = try #require(bobLines.first { $0["event"] as? String == "callSummary" })
-        #expect(bobSummary["ended"] as? String == "remoteHangup" && bobSummary["remoteUserId"] as? String == "alice",
+        #expect(bobSummary["ended"] as? String == "remoteHangup" && bobSummary["peerUserId"] as? String == "alice",
                 "\(bobSummary)")
         #expect(bob.process.isRunning, "a listener goes on listening after a call")
 
-        // Each saw the other's colour.
+        // Each saw the other's colour (bob's snapshot is written as his play of alice stops).
+        let deadline = Date().addingTimeInterval(5)
+        while !FileManager.default.fileExists(atPath: bobSees), Date() < deadline { Thread.sleep(forTimeInterval: 0.1) }
+        Thread.sleep(forTimeInterval: 0.2)
         #expect(try Self.centreColour(aliceSees, width: 320, height: 180) == "blue")
         #expect(try Self.centreColour(bobSees, width: 320, height: 180) == "red")
     }
