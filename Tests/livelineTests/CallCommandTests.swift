@@ -185,3 +185,79 @@ struct CallCommandTests {
         #expect((summary?["connectedSeconds"] as? Double ?? 0) >= 4)
     }
 }
+
+/// `liveline call` driven from stdin and run as a series: the commands during a call,
+/// answering by hand, and --calls.
+@Suite("liveline call from stdin and in series", .serialized)
+struct CallCommandStdinTests {
+    typealias Line = CallCommandTests.Line
+
+    @Test("bob accepts by typing accept; alice's typed mute, hold and 'hangup bye' reach bob; both end with the reason")
+    func typedCommands() throws {
+        let line = try Line()
+        let bobTypes = Pipe(), aliceTypes = Pipe()
+        let bob = try line.listen("bob", ["--size", "160x90"], input: bobTypes)
+        defer { bob.stop() }
+        let alice = try KitProcess(["call", "--user", "alice", "--to", "bob", "--size", "160x90", "--stats", "json"]
+                                   + line.options, input: aliceTypes)
+        defer { alice.stop() }
+        #expect(bob.waitFor(timeout: 10) { $0["event"] as? String == "incomingCall" } != nil, "bob: \(bob.stderr)")
+        bobTypes.fileHandleForWriting.write(Data("accept\n".utf8))
+        #expect(alice.waitFor(timeout: 10) { Line.isState($0, "connected") } != nil, "alice: \(alice.stderr)")
+        #expect(bob.waitFor(timeout: 10) { Line.isState($0, "connected", reason: "recvRemoteFirstFrame") } != nil)
+        // Connected: the stats come once a second.
+        #expect(alice.waitFor(timeout: 3) { $0["event"] as? String == "stats" && $0["fps"] is Double } != nil)
+        for (typed, seen) in [("mute", "peerMicMuted"), ("unmute", "peerMicUnmuted"), ("hold", "peerHeld"), ("unhold", "peerUnheld")] {
+            aliceTypes.fileHandleForWriting.write(Data((typed + "\n").utf8))
+            #expect(bob.waitFor(timeout: 5) { $0["event"] as? String == seen } != nil, "bob never saw \(seen): \(bob.names)")
+        }
+        aliceTypes.fileHandleForWriting.write(Data("hangup bye\n".utf8))
+        alice.process.waitUntilExit()
+        #expect(alice.process.terminationStatus == 0, "alice: \(alice.stderr)")
+        #expect(alice.events.contains { Line.isState($0.object, "prepared", reason: "localHangup") }, "\(alice.names)")
+        let ended = bob.waitFor(timeout: 5) {
+            Line.isState($0, "prepared", reason: "remoteHangup")
+                && ($0["eventReason"] as? String == "bye" || ($0["info"] as? [String: String])?["hangupReason"] == "bye")
+        }
+        #expect(ended != nil, "\(bob.events.map(\.object).filter { $0["event"] as? String == "state" })")
+    }
+
+    @Test("a listener answering by hand whose stdin is closed rejects with 'no answer'; the caller exits 3")
+    func noOneToAnswer() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--size", "160x90"], input: FileHandle.nullDevice)
+        defer { bob.stop() }
+        let (alice, lines) = try line.call("alice", to: "bob", ["--size", "160x90"])
+        #expect(alice.status == 3, "alice: \(alice.stderr)")
+        #expect(lines.contains { Line.isState($0, "prepared", reason: "remoteRejected") }, "\(alice.stdout)")
+    }
+
+    @Test("--calls 3: three calls one after another, a summary each and p50/p95 of the setup at the end; Ctrl-C ends the listener with 0")
+    func series() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto", "--size", "160x90"])
+        let (alice, lines) = try line.call("alice", to: "bob", ["--size", "160x90", "--calls", "3", "--duration", "0.5"])
+        #expect(alice.status == 0, "alice: \(alice.stderr)")
+        let calls = lines.filter { $0["event"] as? String == "callSummary" }
+        #expect(calls.map { $0["call"] as? Int } == [1, 2, 3], "\(alice.stdout)")
+        #expect(calls.allSatisfy { $0["ended"] as? String == "localHangup" && $0["setupMs"] is Double }, "\(calls)")
+        #expect(Set(calls.compactMap { $0["callId"] as? String }).count == 3, "every call has its own id")
+        let summary = try #require(lines.last)
+        #expect(summary["event"] as? String == "summary" && summary["calls"] as? Int == 3
+                && summary["connectedCalls"] as? Int == 3, "\(summary)")
+        let (p50, p95) = (try #require(summary["setupMsP50"] as? Double), try #require(summary["setupMsP95"] as? Double))
+        #expect(p50 > 0 && p50 <= p95, "\(summary)")
+        #expect(bob.waitFor(timeout: 5) { $0["event"] as? String == "callSummary" && $0["call"] as? Int == 3 } != nil)
+        #expect(bob.stop() == 0, "bob: \(bob.stderr)")
+    }
+
+    @Test("a second listener under a user id already registered is refused: exit 3")
+    func userIdTaken() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto"])
+        defer { bob.stop() }
+        let second = try CLI.run(CLI.liveline, ["call", "--user", "bob", "--listen", "--duration", "5"] + line.options)
+        #expect(second.status == 3, "\(second.stderr)")
+        #expect(second.stderr.contains("604") || second.stderr.contains("registered"), "\(second.stderr)")
+    }
+}
