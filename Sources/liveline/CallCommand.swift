@@ -186,6 +186,16 @@ struct CallOptions {
         session.tokenProvider = try TokenOption.parse(&arguments)
         try arguments.picture(into: &session.local)
         if let spec = try HosterOptions.audioSource(&arguments) { session.local.audioSource = spec }
+        if case .call(_, true, _) = role {
+            // An audio call sends sound only: a source without any cannot make one.
+            var audio = session.local
+            audio.livingMediaMode = .audio
+            guard (try? audio.audioSpec()) != nil else {
+                throw UsageError("--audio-only sends sound only, and " + (audio.audioSource == nil
+                    ? "--source \(audio.source) brings none: give --audio-source (tone, file:PATH, alsa:DEVICE, ...)"
+                    : "--audio-source none sends none"))
+            }
+        }
         let duration = try arguments.seconds()
         if let ms = try arguments.int("--timeout-ms", in: 0...3_600_000) { session.callTimeoutMilliseconds = ms }
         session.maxCallSeconds = try arguments.seconds("--max-call-seconds")

@@ -24,13 +24,16 @@ struct CallRecord {
     }
 
     /// A caller's call turned down or never answered counts as refused; one whose
-    /// signaling or media went as failed; a hang-up by either side as done.
+    /// signaling or media went as failed, as does one the peer ended before it
+    /// connected (its media could not start); a hang-up by either side as done.
     var callerOutcome: Outcome {
         if state == .failed { return .failed }
         switch reason {
         case .remoteRejected, .remoteCallBusy, .remoteOffline, .callingTimeout, .remoteCallingTimeout:
             return .refused
         case .networkUnstable, .messageFailed, .joinRTCFailed:
+            return .failed
+        case .remoteHangup where !connected:
             return .failed
         default:
             return .done
@@ -125,8 +128,11 @@ final class CallReport: Sendable {
                 "audioFrames": remote.audioFrames, "audioLevel": remote.audioLevel,
             ]))
         } else {
-            var line = String(format: "call %6.1fs  %5.1f fps %dx%d  in %4.0f kbit/s  out %4.0f kbit/s", connectedSeconds, fps,
-                              remote.width, remote.height, receiveKbps, sendKbps)
+            var line = remote.frames == 0 && remote.audioFrames > 0
+                ? String(format: "call %6.1fs  audio only, %d audio frames", connectedSeconds, remote.audioFrames)
+                : String(format: "call %6.1fs  %5.1f fps %dx%d", connectedSeconds, fps, remote.width, remote.height)
+            line += String(format: "  in %4.0f kbit/s  out %4.0f kbit/s", receiveKbps, sendKbps)
+            if let level = remote.audioLevel { line += "  audio level \(level)" }
             if let p50 = remote.latencyP50Ms, let p95 = remote.latencyP95Ms {
                 line += String(format: "  latency p50 %.0f ms p95 %.0f ms", p50, p95)
             }

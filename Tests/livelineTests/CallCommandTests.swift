@@ -27,6 +27,7 @@ struct CallCommandTests {
         (["call", "--user", "alice", "--to", "bob", "--extension", String(repeating: "x", count: 1025)], "at most 1024"),
         (["call", "--user", "alice", "--to", "bob", "--tiemout-ms", "10"], "did you mean --timeout-ms?"),
         (["call", "--user", "alice", "--to", "bob", "bob"], "unexpected argument 'bob'"),
+        (["call", "--user", "alice", "--to", "bob", "--audio-only", "--source", "color:red"], "--source color:red brings none"),
     ])
     func usageErrors(arguments: [String], message: String) throws {
         try UsageMessageTests.expectUsageError(arguments, message)
@@ -164,6 +165,40 @@ struct CallCommandTests {
         #expect(alice.status == 3, "alice: \(alice.stderr)")
         #expect(lines.contains { Line.isState($0, "prepared", reason: "remoteOffline") }, "\(alice.stdout)")
         #expect(Date().timeIntervalSince(started) < 5, "not at once")
+    }
+
+    @Test("an audio-only call connects on the peer's first sound, with no picture either way")
+    func audioOnly() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto"])
+        defer { bob.stop() }
+        let (alice, lines) = try line.call("alice", to: "bob", ["--audio-only", "--duration", "1"])
+        #expect(alice.status == 0, "alice: \(alice.stderr)")
+        #expect(lines.contains { Line.isState($0, "calling", reason: "localAudioCall") }, "\(alice.stdout)")
+        #expect(lines.contains { $0["event"] as? String == "remoteFirstAudio" }, "\(alice.stdout)")
+        #expect(!lines.contains { $0["event"] as? String == "remoteFirstFrame" }, "\(alice.stdout)")
+        let summary = try #require(lines.first { $0["event"] as? String == "callSummary" })
+        #expect(summary["connected"] as? Bool == true && summary["frames"] as? Int == 0
+                && (summary["audioFrames"] as? Int ?? 0) > 0, "\(summary)")
+        #expect(bob.waitFor(timeout: 5) { $0["event"] as? String == "incomingCall" && $0["audioOnly"] as? Bool == true } != nil)
+    }
+
+    @Test("a call nobody answers ends after --timeout-ms on both sides: the caller exits 3 with callingTimeout; a listener's --duration ends its run with 0")
+    func unanswered() throws {
+        let line = try Line()
+        let typed = Pipe()  // open, and never written to
+        let bob = try line.listen("bob", ["--size", "160x90", "--timeout-ms", "1000", "--duration", "4"], input: typed)
+        defer { bob.stop() }
+        let started = Date()
+        let (alice, lines) = try line.call("alice", to: "bob", ["--size", "160x90", "--timeout-ms", "1000"])
+        #expect(alice.status == 3, "alice: \(alice.stderr)")
+        #expect(lines.contains { Line.isState($0, "prepared", reason: "callingTimeout") }, "\(alice.stdout)")
+        #expect(Date().timeIntervalSince(started) < 4)
+        #expect(bob.waitFor(timeout: 5) { Line.isState($0, "prepared") && $0["reason"] as? String != "none" } != nil,
+                "\(bob.names)")
+        bob.process.waitUntilExit()
+        #expect(bob.process.terminationStatus == 0, "bob: \(bob.stderr)")
+        #expect(bob.events.last?.object["event"] as? String == "summary", "\(bob.names)")
     }
 
     @Test("carol calls bob while he talks to alice: carol gets remoteCallBusy (exit 3), alice's call goes on")
