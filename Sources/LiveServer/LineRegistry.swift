@@ -21,16 +21,9 @@ public struct LineRegistry: Sendable {
     public static let pubIdPrefix = "line-"
 
     private struct Participant: Sendable {
-        let connectedAtMicros: UInt64
-        var lastSeenMicros: UInt64
+        /// Its clocks, request budget, token user and expiry.
+        var peer: SignalPeer
         var liveId: String?
-        var rate: LineRateBucket
-        /// The user a verified token named (its `sub`); nil without tokens.
-        var userId: String?
-        /// When the participant's token expires; nil: never (no tokens).
-        var expiresAtMicros: UInt64?
-        /// When tokenWillExpire goes out for the current token; nil once sent (or no token).
-        var warnAtMicros: UInt64?
     }
 
     public let limits: LineLimits
@@ -53,17 +46,14 @@ public struct LineRegistry: Sendable {
 
     /// A connection opened; its heartbeat clock starts now, its request budget full.
     public mutating func connect(_ participant: LineParticipantID, nowMicros: UInt64) {
-        participants[participant] = Participant(connectedAtMicros: nowMicros, lastSeenMicros: nowMicros, liveId: nil,
-                                                rate: LineRateBucket(tokens: limits.requestBurst, atMicros: nowMicros))
+        participants[participant] = Participant(peer: SignalPeer(nowMicros: nowMicros, burst: limits.requestBurst), liveId: nil)
     }
 
     /// A sign of life that is not a request (a WebSocket ping or pong, a binary message)
     /// resets the participant's heartbeat clock and counts against its request rate: a
     /// participant far over it is disconnected.
     public mutating func touch(_ participant: LineParticipantID, nowMicros: UInt64) -> [LineDelivery] {
-        if participants[participant] == nil { connect(participant, nowMicros: nowMicros) }
-        participants[participant]!.lastSeenMicros = nowMicros
-        switch takeRequest(participant, nowMicros: nowMicros) {
+        switch heard(participant, nowMicros: nowMicros) {
         case .allowed, .refused: return []
         case .abusive: return dropAbuser(participant)
         }
@@ -101,7 +91,7 @@ public struct LineRegistry: Sendable {
     /// What the registry tells `admit` about the participant asking.
     public func admissionContext(of participant: LineParticipantID) -> LineAdmissionContext {
         let liveId = participants[participant]?.liveId
-        return LineAdmissionContext(userId: participants[participant]?.userId, liveId: liveId,
+        return LineAdmissionContext(userId: participants[participant]?.peer.userId, liveId: liveId,
                                     isHoster: liveId.flatMap { rooms[$0] }?.hoster == participant)
     }
 
@@ -197,7 +187,7 @@ public struct LineRegistry: Sendable {
         }
         out += expireTokens(nowMicros: nowMicros)
         let heartbeatMicros = Self.micros(limits.heartbeatTimeout)
-        let silent = participants.filter { nowMicros >= $0.value.lastSeenMicros + heartbeatMicros }.keys.sorted()
+        let silent = participants.filter { $0.value.peer.isSilent(nowMicros: nowMicros, timeoutMicros: heartbeatMicros) }.keys.sorted()
         for participant in silent {
             out += end(participant, reason: "heartbeat", closing: "no message for \(limits.heartbeatTimeout)", code: .networkDisconnected)
         }
@@ -398,7 +388,7 @@ public struct LineRegistry: Sendable {
         case .refused(let code, let message):
             return [Self.reply(request, code, message, to: participant)]
         case .admitted(let userId, let expiresAtMicros):
-            if let bound = participants[participant]!.userId, userId != bound {
+            if let bound = participants[participant]!.peer.userId, userId != bound {
                 return [Self.reply(request, .unauthorized, "the new token is for \(userId ?? "nobody"), not \(bound)", to: participant)]
             }
             bind(participant, userId: userId, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros)
@@ -406,9 +396,6 @@ public struct LineRegistry: Sendable {
         }
     }
 
-    /// Binds the admitted user and token expiry. The warning goes out
-    /// `tokenWillExpireSeconds` before the expiry, or at half the token's remaining life
-    /// when that is later (a 20 s token is not renewed every tick under a 300 s warning).
     /// The member an admitted create or join makes, its user id the token's when there is
     /// one; the refusal otherwise.
     private mutating func admittedMember(_ request: LineRequest, _ participant: LineParticipantID, _ admission: LineAdmission,
@@ -424,15 +411,12 @@ public struct LineRegistry: Sendable {
         }
     }
 
+    /// Binds the admitted user and token expiry (the warning `tokenWillExpireSeconds`
+    /// ahead, see `SignalPeer.bind`).
     private mutating func bind(_ participant: LineParticipantID, userId: String?, expiresAtMicros: UInt64?,
                                nowMicros: UInt64) {
-        participants[participant]!.userId = userId
-        participants[participant]!.expiresAtMicros = expiresAtMicros
-        participants[participant]!.warnAtMicros = expiresAtMicros.map { expiresAt in
-            let left = expiresAt > nowMicros ? expiresAt - nowMicros : 0
-            let ahead = UInt64(max(0, min(limits.tokenWillExpireSeconds, 1 << 32))) * 1_000_000
-            return expiresAt - min(ahead, left / 2)
-        }
+        participants[participant]!.peer.bind(userId: userId, expiresAtMicros: expiresAtMicros, nowMicros: nowMicros,
+                                             warnAheadSeconds: limits.tokenWillExpireSeconds)
     }
 
     private func checkUser(_ request: LineRequest) -> String? {
@@ -473,9 +457,7 @@ public struct LineRegistry: Sendable {
     /// Takes one request from the participant's budget: nil when allowed, else what to
     /// answer (201, or the connection closed when far over).
     private mutating func limitRate(_ participant: LineParticipantID, id: Int?, op: LineRequest.Op?, nowMicros: UInt64) -> [LineDelivery]? {
-        if participants[participant] == nil { connect(participant, nowMicros: nowMicros) }
-        participants[participant]!.lastSeenMicros = nowMicros
-        switch takeRequest(participant, nowMicros: nowMicros) {
+        switch heard(participant, nowMicros: nowMicros) {
         case .allowed:
             return nil
         case .refused:
@@ -486,8 +468,10 @@ public struct LineRegistry: Sendable {
         }
     }
 
-    private mutating func takeRequest(_ participant: LineParticipantID, nowMicros: UInt64) -> LineRateBucket.Verdict {
-        participants[participant]!.rate.take(nowMicros: nowMicros, perSecond: limits.requestsPerSecond, burst: limits.requestBurst)
+    /// A message arrived: the heartbeat clock restarts and one request is taken from the budget.
+    private mutating func heard(_ participant: LineParticipantID, nowMicros: UInt64) -> LineRateBucket.Verdict {
+        if participants[participant] == nil { connect(participant, nowMicros: nowMicros) }
+        return participants[participant]!.peer.heard(nowMicros: nowMicros, perSecond: limits.requestsPerSecond, burst: limits.requestBurst)
     }
 
     private mutating func dropAbuser(_ participant: LineParticipantID) -> [LineDelivery] {
@@ -502,29 +486,26 @@ public struct LineRegistry: Sendable {
             + [LineDelivery(to: participant, .disconnect(reason: closing, code: code))]
     }
 
-    /// tokenWillExpire once per token (see `bind` for when); at the expiry, tokenExpired
-    /// (212) and the connection closed.
+    /// tokenWillExpire once per token (see `SignalPeer.bind` for when); at the expiry,
+    /// tokenExpired (212) and the connection closed.
     private mutating func expireTokens(nowMicros: UInt64) -> [LineDelivery] {
         var out: [LineDelivery] = []
-        let admissionMicros = Self.micros(limits.admissionTimeout)
-        for participant in participants.keys.sorted() {
-            if requiresAdmission, let waiting = participants[participant], waiting.userId == nil,
-               nowMicros >= waiting.connectedAtMicros + admissionMicros {
-                let text = "no token verified within \(limits.admissionTimeout)"
-                out += end(participant, reason: "authTimeout", closing: "\(text) (212)", code: .authTimeout,
-                           event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
+        let admissionMicros = requiresAdmission ? Self.micros(limits.admissionTimeout) : nil
+        for participant in participants.keys.sorted() where participants[participant] != nil {
+            let text: String, reason: String
+            switch participants[participant]!.peer.tokenState(nowMicros: nowMicros, admissionMicros: admissionMicros) {
+            case .fine:
                 continue
-            }
-            guard let expiresAt = participants[participant]?.expiresAtMicros else { continue }
-            if nowMicros >= expiresAt {
-                let text = "the token expired without renewal"
-                out += end(participant, reason: "tokenExpired", closing: "\(text) (212)", code: .authTimeout,
-                           event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
-            } else if let warnAt = participants[participant]!.warnAtMicros, nowMicros >= warnAt {
-                participants[participant]!.warnAtMicros = nil
-                let seconds = Int((expiresAt - nowMicros + 999_999) / 1_000_000)
+            case .willExpire(let seconds):
                 out.append(.send(LineEvent(.tokenWillExpire, seconds: seconds), to: participant))
+                continue
+            case .expired:
+                (text, reason) = ("the token expired without renewal", "tokenExpired")
+            case .unadmitted:
+                (text, reason) = ("no token verified within \(limits.admissionTimeout)", "authTimeout")
             }
+            out += end(participant, reason: reason, closing: "\(text) (212)", code: .authTimeout,
+                       event: LineEvent(.tokenExpired, code: .authTimeout, message: text))
         }
         return out
     }

@@ -1,103 +1,28 @@
 import LiveCore
 import LiveNet
-import Synchronization
 
 /// A participant's end of the co-host line: one WebSocket to `ws://HOST:HTTPPORT/line`
-/// speaking the JSON protocol of `LineRequest` / `LineEvent`, with a heartbeat. The
-/// hoster and guest kits drive the line through it.
-///
-/// Requests get a fresh `id`; the matching `reply` goes to the request's own `reply`
-/// callback, and every event (replies included) to `onEvent`. Callbacks run on `loop`'s
-/// thread. Thread-safe: methods may be called from any thread (requests made before the
-/// socket is open are sent once it is).
-public final class LineClient: Sendable {
-    public let url: String
-    public let loop: EventLoop
-    public let heartbeatInterval: Duration
+/// speaking the JSON protocol of `LineRequest` / `LineEvent`, with a heartbeat (a
+/// `SignalClient`, whose rules it follows). The hoster and guest kits drive the line
+/// through it; `onEvent` gets the anyRTC SDK's RTC delegate callbacks (see `LineEvent`).
+public typealias LineClient = SignalClient<LineRequest, LineEvent>
 
-    private struct State {
-        var socket: WebSocketConnection?
-        var pending: [String] = []
-        var replies: [Int: @Sendable (LineEvent) -> Void] = [:]
-        var nextID = 0
-        var heartbeat: TimerHandle?
-        var closed = false
-        var eventHandler: (@Sendable (LineEvent) -> Void)?
-        var closeHandler: (@Sendable (UInt16, String) -> Void)?
+extension LineRequest: SignalRequest {
+    public var opName: String { op.rawValue }
+    public static var heartbeat: LineRequest { LineRequest(op: .heartbeat) }
+}
+
+extension LineEvent: SignalEvent {
+    public var replyID: Int? { event == .reply ? id : nil }
+    public static func localRefusal(id: Int, op: String, code: LiveCode, message: String) -> LineEvent {
+        LineEvent(.reply, id: id, op: op, code: code, message: message)
     }
+}
 
-    private let state = Mutex(State())
-
-    /// `heartbeatInterval` should stay well under the server's `--heartbeat-timeout`.
-    public init(url: String, loop: EventLoop, heartbeatInterval: Duration = .seconds(10)) {
-        self.url = url
-        self.loop = loop
-        self.heartbeatInterval = heartbeatInterval
-    }
-
-    /// Every event from the server, replies included (the anyRTC SDK's RTC delegate callbacks;
-    /// see `LineEvent` for the mapping). Loop thread.
-    public var onEvent: (@Sendable (LineEvent) -> Void)? {
-        get { state.withLock { $0.eventHandler } }
-        set { state.withLock { $0.eventHandler = newValue } }
-    }
-
-    /// The connection ended: close code and reason. Loop thread.
-    public var onClose: (@Sendable (UInt16, String) -> Void)? {
-        get { state.withLock { $0.closeHandler } }
-        set { state.withLock { $0.closeHandler = newValue } }
-    }
-
-    /// Opens the WebSocket; `completion` runs on the loop thread.
-    public func connect(timeout: Duration = .seconds(10), completion: @escaping @Sendable (Result<Void, WebSocketError>) -> Void = { _ in }) {
-        WebSocketClient.connect(url: url, on: loop, maxMessage: 64 << 10, timeout: timeout) { [weak self] result in
-            guard let self else { return }
-            switch result {
-            case .failure(let error):
-                completion(.failure(error))
-            case .success(let socket):
-                self.opened(socket)
-                completion(.success(()))
-            }
-        }
-    }
-
-    /// Sends `request` with a fresh id and returns the id; `reply` gets the answer (code
-    /// 101, network disconnected, when the connection is already closed).
-    @discardableResult
-    public func send(_ request: LineRequest, reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
-        let (id, refused): (Int, LineEvent?) = state.withLock { state in
-            state.nextID += 1
-            let id = state.nextID
-            var request = request
-            request.id = id
-            if let reply { state.replies[id] = reply }
-            let text = request.jsonText
-            var refusal: String?
-            if let socket = state.socket {
-                if !loop.execute({ socket.send(text: text) }) {
-                    refusal = "the line connection's event loop is \(loop.refusalReason)"
-                }
-            } else if !state.closed {
-                state.pending.append(text)
-            } else {
-                refusal = "the line connection to \(url) is closed"
-            }
-            // Never leave a request unanswered: one that cannot go out is answered at once.
-            guard let refusal else { return (id, nil) }
-            state.replies[id] = nil
-            return (id, LineEvent(.reply, id: id, op: request.op.rawValue, code: .networkDisconnected, message: refusal))
-        }
-        if let refused {
-            let handler = onEvent
-            let answer: @Sendable () -> Void = {
-                reply?(refused)
-                handler?(refused)
-            }
-            // On the loop as every event is; on this thread when the loop takes no more.
-            if !loop.execute(answer) { answer() }
-        }
-        return id
+extension SignalClient where Request == LineRequest, Event == LineEvent {
+    /// A line client; `heartbeatInterval` should stay well under the server's `--heartbeat-timeout`.
+    public convenience init(url: String, loop: EventLoop, heartbeatInterval: Duration = .seconds(10)) {
+        self.init(url: url, loop: loop, heartbeatInterval: heartbeatInterval, kind: "line")
     }
 
     // MARK: hoster (ARRtmpHosterKit)
@@ -207,72 +132,5 @@ public final class LineClient: Sendable {
     public func message(type: String = "normal", userName: String, header: String = "", content: String,
                         reply: (@Sendable (LineEvent) -> Void)? = nil) -> Int {
         send(LineRequest(op: .message, type: type, userName: userName, header: header, content: content), reply: reply)
-    }
-
-    /// Closes the WebSocket (the server treats it as leaving; a hoster's line closes).
-    public func disconnect() {
-        let socket = state.withLock { state in
-            // Once: the close below is not refused for a full queue, so it must not repeat.
-            let socket = state.closed ? nil : state.socket
-            state.closed = true
-            state.heartbeat?.cancel()
-            state.heartbeat = nil
-            return socket
-        }
-        if let socket { loop.executeCoalesced { socket.close() } }
-    }
-
-    // MARK: private (loop thread)
-
-    private func opened(_ socket: WebSocketConnection) {
-        socket.onMessage = { [weak self] _, message in
-            guard let self, case .text(let text) = message, let event = LineEvent.parse(text) else { return }
-            self.received(event)
-        }
-        socket.onClose = { [weak self] _, code, reason in
-            guard let self else { return }
-            let handler = self.state.withLock { state in
-                state.closed = true
-                state.socket = nil
-                state.heartbeat?.cancel()
-                state.heartbeat = nil
-                return state.closeHandler
-            }
-            handler?(code, reason)
-        }
-        let queued: [String]? = state.withLock { state in
-            if state.closed { return nil }
-            state.socket = socket
-            defer { state.pending = [] }
-            return state.pending
-        }
-        guard let queued else {
-            socket.close()
-            return
-        }
-        for text in queued { socket.send(text: text) }
-        armHeartbeat()
-    }
-
-    private func armHeartbeat() {
-        state.withLock { state in
-            guard !state.closed else { return }
-            state.heartbeat = loop.schedule(after: heartbeatInterval) { [weak self] in
-                guard let self else { return }
-                let socket = self.state.withLock { $0.socket }
-                socket?.send(text: LineRequest(op: .heartbeat).jsonText)
-                self.armHeartbeat()
-            }
-        }
-    }
-
-    private func received(_ event: LineEvent) {
-        let (reply, handler) = state.withLock { state in
-            var reply: (@Sendable (LineEvent) -> Void)?
-            if event.event == .reply, let id = event.id { reply = state.replies.removeValue(forKey: id) }
-            return (reply, state.eventHandler)
-        }
-        reply?(event)
-        handler?(event)
     }
 }

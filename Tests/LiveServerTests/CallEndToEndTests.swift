@@ -76,6 +76,12 @@ final class CallUser: Sendable {
         replyCode(send(CallRequest(op: .send, message: message)))
     }
 
+    /// Sends `bytes` as one binary message.
+    func send(binary bytes: [UInt8]) {
+        guard let socket = socket.value else { return }
+        _ = loop.execute { _ = socket.send(binary: bytes) }
+    }
+
     func close() {
         guard let socket = socket.value else { return }
         _ = loop.execute { socket.close() }
@@ -198,7 +204,8 @@ struct CallEndToEndTests {
         #expect(twin.events.value.filter { $0.event == .message }.isEmpty)
         let inputs = ["not json", "{\"op\":\"dance\",\"id\":71}", "{\"op\":\"register\",\"id\":72,\"userId\":7}", "[]"]
         for input in inputs { alice.send(text: input) }
-        #expect(eventually(5) { alice.events.value.filter { $0.code == LiveCode.invalidParams.rawValue }.count >= inputs.count + 1 })
+        alice.send(binary: [0, 1, 2])
+        #expect(eventually(5) { alice.events.value.filter { $0.code == LiveCode.invalidParams.rawValue }.count >= inputs.count + 2 })
         #expect(alice.events.value.compactMap(\.id).contains(71) && alice.events.value.compactMap(\.id).contains(72))
         // A message beyond 16 KiB closes the connection (1009), and alice is unregistered.
         alice.send(text: "{\"op\":\"heartbeat\",\"pad\":\"" + String(repeating: "x", count: CallService.maxMessageBytes) + "\"}")
@@ -290,5 +297,62 @@ struct CallEndToEndTests {
         #expect(try player.start().map { if case .playing = $0 { true } else { false } } == true)
         // /call is open to the WebSocket without an api token (it checks its own), unlike the API.
         #expect(try httpGet(port: port, "/api/streams").status == 401)
+    }
+
+    @Test("a user spamming requests far over the rate limit is answered 201 and then closed; its peer gets peerGone")
+    func spamClosed() throws {
+        let server = try startServer()
+        defer { server.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "call-spam")
+        defer { clients.shutdown() }
+        let alice = try CallUser(port: server.httpPort, loop: clients.loops[0])
+        #expect(alice.register("alice") == .ok)
+        let spammer = try RawLineSocket(port: server.httpPort, path: "/call")
+        spammer.send(CallRequest(op: .register, id: 1, userId: "spammer").jsonText)
+        #expect(eventually(5) { server.call.userCount == 2 })
+        let callId = UUID().uuidString
+        #expect(alice.send(Self.message(.videoCall, "alice", "spammer", callId: callId, room: CallStreams.newRoomId())) == .ok)
+        for n in 0..<200 { spammer.send("{\"op\":\"heartbeat\",\"id\":\(n)}") }
+        let (closed, text) = spammer.readUntilClosed(timeout: 5)
+        #expect(closed)
+        #expect(text.contains("\"code\":201"))
+        #expect(text.contains("\"event\":\"message\""))
+        #expect(alice.wait(.peerGone)?.userId == "spammer")
+        #expect(alice.closed.value == nil)
+    }
+
+    @Test("a user that stops reading is closed once its unread events pass the budget; its call ends for the peer")
+    func slowReaderClosed() throws {
+        let server = try startServer {
+            $0.requestsPerSecond = 1_000_000
+            $0.requestBurst = 1_000_000
+            $0.maxQueuedBytes = 64 << 10
+        }
+        defer { server.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "call-slow")
+        defer { clients.shutdown() }
+        let alice = try CallUser(port: server.httpPort, loop: clients.loops[0])
+        #expect(alice.register("alice") == .ok)
+        let sleeper = try RawLineSocket(port: server.httpPort, path: "/call", receiveBufferSize: 4096)
+        sleeper.send(CallRequest(op: .register, id: 1, userId: "sleeper").jsonText)
+        #expect(eventually(5) { server.call.userCount == 2 })
+        let callId = UUID().uuidString
+        #expect(alice.send(Self.message(.videoCall, "alice", "sleeper", callId: callId, room: CallStreams.newRoomId())) == .ok)
+        sleeper.send(CallRequest(op: .send, id: 2, message: Self.message(.accept, "sleeper", "alice", callId: callId)).jsonText)
+        #expect(alice.wait(.callMedia) != nil)
+        var mute = Self.message(.mute, "alice", "sleeper", callId: callId)
+        mute.fromUserExtension = String(repeating: "x", count: 1000)
+        var closed = false
+        // Batches of 50 (about 60 KB) stay inside the budget of a user that reads.
+        for _ in 0..<200 where !closed {
+            let ids = (0..<50).map { _ in alice.send(CallRequest(op: .send, message: mute)) }
+            #expect(alice.wait(.reply, timeout: 10) { $0.id == ids.last } != nil)
+            closed = server.call.userCount == 1
+        }
+        #expect(closed, "the sleeping user was never closed")
+        #expect(sleeper.readUntilClosed(timeout: 5).closed)
+        #expect(alice.wait(.peerGone)?.userId == "sleeper")
+        #expect(server.call.callCount == 0)
+        #expect(alice.closed.value == nil)
     }
 }

@@ -68,15 +68,15 @@ func publishLine(_ liveId: String, rtmpPort: UInt16, key: String = "key-\(UInt32
     return (publisher, key)
 }
 
-/// A WebSocket to `/line` over a blocking socket that reads only when asked: a
-/// participant that stops reading, or one that floods the server.
+/// A WebSocket to `/line` (or `path`) over a blocking socket that reads only when asked:
+/// a participant that stops reading, or one that floods the server.
 final class RawLineSocket {
     let socket: TestSocket
 
-    init(port: UInt16, receiveBufferSize: Int32? = nil) throws {
+    init(port: UInt16, path: String = "/line", receiveBufferSize: Int32? = nil) throws {
         socket = try TestSocket(port: port, receiveBufferSize: receiveBufferSize)
         let key = WebSocketHandshake.makeKey()
-        socket.send(WebSocketHandshake.clientRequest(host: "127.0.0.1", port: port, path: "/line", key: key))
+        socket.send(WebSocketHandshake.clientRequest(host: "127.0.0.1", port: port, path: path, key: key))
         var bytes: [UInt8] = []
         while try WebSocketHandshake.parseServerResponse(bytes, key: key) == nil {
             guard case .bytes(let more) = socket.receive(timeout: 5) else { throw TestSocket.Failure(description: "no WebSocket handshake") }
