@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS.
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer options]
-# TARGET: chunk | amf0 | flv | handshake | session | token | line | http | websocket | members. The library modules the targets use
+# TARGET: chunk | amf0 | flv | handshake | session | token | line | call | http | websocket | members. The library modules the targets use
 # (LiveCore … LiveServer) are compiled straight into the fuzzer (coverage +
 # AddressSanitizer) with swiftc, so the rest of the package need not build. They are
 # optimised as `swift build -c release` builds the product (-O, whole module: checked,
@@ -9,7 +9,7 @@
 # (default /tmp/liveline-fuzz/<target>); the executions count is printed at the end.
 set -euo pipefail
 
-target=${1:?usage: Fuzz/run.sh TARGET SECONDS (TARGET: chunk|amf0|flv|handshake|session|token|line|http|websocket|members)}
+target=${1:?usage: Fuzz/run.sh TARGET SECONDS (TARGET: chunk|amf0|flv|handshake|session|token|line|call|http|websocket|members)}
 seconds=${2:?usage: Fuzz/run.sh TARGET SECONDS}
 shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,10 +25,11 @@ case $target in
     session) main=RTMPServerSessionFuzz ;;
     token) main=TokenFuzz ;;
     line) main=LineRequestFuzz ;;
+    call) main=CallRequestFuzz ;;
     http) main=HTTPRequestParserFuzz ;;
     websocket) main=WebSocketFrameFuzz ;;
     members) main=MemberPageFuzz ;;
-    *) echo "unknown target $target (chunk, amf0, flv, handshake, session, token, line, http, websocket, members)" >&2; exit 2 ;;
+    *) echo "unknown target $target (chunk, amf0, flv, handshake, session, token, line, call, http, websocket, members)" >&2; exit 2 ;;
 esac
 
 # The optimisation of `swift build -c release` (Package.swift sets no other flags).

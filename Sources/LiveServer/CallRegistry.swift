@@ -147,8 +147,8 @@ public struct CallRegistry: Sendable {
     public mutating func tick(nowMicros: UInt64) -> [CallDelivery] {
         var out: [CallDelivery] = []
         let pendingMicros = LineRegistry.micros(limits.pendingTimeout)
-        for call in calls.values.sorted(by: { $0.callId < $1.callId })
-        where !call.isActive && nowMicros >= call.invitedAtMicros + pendingMicros {
+        let unanswered = calls.values.filter { !$0.isActive && nowMicros >= $0.invitedAtMicros + pendingMicros }
+        for call in unanswered.sorted(by: { $0.callId < $1.callId }) {
             out += end(call)
         }
         let admissionMicros = requiresAdmission ? LineRegistry.micros(limits.admissionTimeout) : nil

@@ -230,8 +230,7 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
 
     /// The token check (with auth on), then the relay's own rule for the action: the
     /// publish rule for every name, the play rule for co-host (`line-…`) and call
-    /// (`call-…`) names. Refusals
-    /// are logged; the caller counts and answers them.
+    /// (`call-…`) names. Refusals are logged; the caller counts and answers them.
     private func admit(_ action: AccessAction, _ key: StreamKey, query: String?) -> Admission {
         let claims: AccessClaims?
         do {

@@ -355,4 +355,29 @@ struct CallEndToEndTests {
         #expect(server.call.callCount == 0)
         #expect(alice.closed.value == nil)
     }
+
+    @Test("with tokens over the wire: tokenWillExpire half-way through a short token, then tokenExpired (212) and the connection closed (4212); the peer gets peerGone")
+    func tokenExpiry() throws {
+        let secret = Array("call-e2e-expiry-secret-012345678".utf8)
+        let server = try startServer(auth: TokenVerifier(secret: secret))
+        defer { server.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "call-expiry")
+        defer { clients.shutdown() }
+        func token(_ sub: String, seconds: Int64) -> String {
+            AccessToken.mint(AccessClaims(sub: sub, exp: Int64(Date().timeIntervalSince1970) + seconds,
+                                          perm: [AccessPermission(action: .call, path: "*")]), secret: secret)
+        }
+        let alice = try CallUser(port: server.httpPort, loop: clients.loops[0])
+        let bob = try CallUser(port: server.httpPort, loop: clients.loops[0])
+        #expect(alice.register("alice", token: token("alice", seconds: 600)) == .ok)
+        #expect(bob.register("bob", token: token("bob", seconds: 2)) == .ok)
+        let callId = UUID().uuidString
+        #expect(alice.send(Self.message(.videoCall, "alice", "bob", callId: callId, room: CallStreams.newRoomId())) == .ok)
+        #expect(bob.wait(.tokenWillExpire, timeout: 3) != nil)
+        #expect(bob.wait(.tokenExpired, timeout: 4)?.code == LiveCode.authTimeout.rawValue)
+        #expect(eventually(3) { bob.closed.value != nil })
+        #expect(bob.closed.value == 4212)
+        #expect(alice.wait(.peerGone)?.userId == "bob")
+        #expect(alice.events.value.allSatisfy { $0.event != .tokenWillExpire })
+    }
 }

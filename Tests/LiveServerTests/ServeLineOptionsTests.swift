@@ -1,5 +1,6 @@
 import Foundation
 import LiveNet
+import LiveSignal
 import LiveTestSupport
 import Testing
 @testable import LiveServer
@@ -48,5 +49,27 @@ struct ServeLineOptionsTests {
         #expect(help.stdout.contains("--max-members N") && help.stdout.contains("--token-will-expire S"))
         let badMembers = try ChildProcess(BuildProducts.liveline, ["serve", "--max-members", "0"])
         #expect(badMembers.wait(timeout: 10) == 2)
+    }
+
+    @Test("liveline serve speaks the call signaling on /call: two users register, a taken id is 604, an offline callee 203; --help tells of it")
+    func callRoute() throws {
+        let serve = try ChildProcess(BuildProducts.liveline, ["serve", "--rtmp", "127.0.0.1:0", "--http", "127.0.0.1:0"])
+        defer {
+            serve.signal(SIGTERM)
+            _ = serve.wait(timeout: 10)
+        }
+        let (_, port) = try servePorts(serve)
+        let clients = try EventLoopGroup(count: 1, name: "serve-call")
+        defer { clients.shutdown() }
+        let alice = try CallUser(port: port, loop: clients.loops[0])
+        let twin = try CallUser(port: port, loop: clients.loops[0])
+        #expect(alice.register("alice") == .ok)
+        #expect(twin.register("alice") == .alreadyOpen)
+        let invitation = CallMessage(action: .videoCall, fromUserId: "alice", remoteUserId: "bob", callId: "c1",
+                                     fromRoomId: CallStreams.newRoomId())
+        #expect(alice.send(invitation) == .noSuchUser)
+        let help = try ChildProcess(BuildProducts.liveline, ["serve", "--help"])
+        #expect(help.wait(timeout: 10) == 0)
+        #expect(help.stdout.contains("ws://HOST:PORT/call") && help.stdout.contains("call=SECRET"))
     }
 }
