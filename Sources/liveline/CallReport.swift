@@ -72,7 +72,8 @@ final class CallReport: Sendable {
                 "eventReason": change.eventReason, "info": RawJSON(object: change.info),
             ]))
         } else {
-            let why = change.eventReason.isEmpty ? change.reason.name : "\(change.reason.name): \(change.eventReason)"
+            let why = [change.reason.name, ""].contains(change.eventReason) ? change.reason.name
+                : "\(change.reason.name): \(change.eventReason)"
             var line = "call: \(change.state.name) (\(why))"
             if let peer = Self.peer(of: change) { line += " with \(peer)" }
             // The ids for people; the rest (room, the message's own fields) in the JSON lines.
@@ -194,7 +195,7 @@ final class CallReport: Sendable {
     /// `ended by remoteHangup ("bye") after 3.0 s connected; setup 180 ms, …`.
     private static func describe(_ record: CallRecord) -> String {
         var text = "ended by \(record.reason.name)"
-        if !record.eventReason.isEmpty { text += " (\(record.eventReason))" }
+        if ![record.reason.name, ""].contains(record.eventReason) { text += " (\(record.eventReason))" }
         text += record.connected ? String(format: " after %.1f s connected", record.connectedSeconds) : ", never connected"
         let stats = record.stats
         if let setup = stats.setupMs { text += String(format: "; call → connected %.0f ms", setup) }

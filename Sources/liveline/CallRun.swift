@@ -97,6 +97,8 @@ final class CallRun {
             throw error
         }
         state = .prepared
+        // The registration's own state line first.
+        for note in inbox.take(waiting: 0) { handle(note) }
         readCommands()
         switch options.role {
         case .listen:
@@ -151,6 +153,9 @@ final class CallRun {
         while true {
             for note in inbox.take(waiting: 0.1) { handle(note) }
             let now = Clock.monotonicMicros()
+            // `--y4m - | ffplay -` closed: the run ends as if stopped (the play's own
+            // writes fail quietly inside the kit).
+            if options.toStandardError, !stopping, Self.standardOutputClosed() { stopping = true }
             tick(now)
             if stopping {
                 guard Self.inCall.contains(state) else { return }
@@ -163,6 +168,12 @@ final class CallRun {
                 stopping = true
             }
         }
+    }
+
+    /// Whether standard output is a pipe whose reader has gone (poll says POLLERR).
+    private static func standardOutputClosed() -> Bool {
+        var descriptor = pollfd(fd: STDOUT_FILENO, events: Int16(POLLOUT), revents: 0)
+        return poll(&descriptor, 1, 0) == 1 && descriptor.revents & Int16(POLLERR) != 0
     }
 
     private func handle(_ note: CallNote) {
