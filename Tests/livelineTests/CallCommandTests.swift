@@ -286,6 +286,24 @@ struct CallCommandStdinTests {
         #expect(bob.stop() == 0, "bob: \(bob.stderr)")
     }
 
+    @Test("call --y4m - | a reader that stops after 30 frames, and --stats json | head -3: the call is hung up, exit 0, the summary on stderr")
+    func readerGoesAway() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto", "--size", "160x90"])
+        defer { bob.stop() }
+        let caller = ["call", "--user", "alice", "--to", "bob", "--size", "160x90", "--stats", "json"] + line.options
+        for (extra, reader) in [(["--y4m", "-"], " | ffmpeg -v error -i - -frames:v 30 -f null -"), ([], " | head -3")] {
+            let started = Date()
+            let run = try BrokenPipeTests.bash(BrokenPipeTests.quoted(caller + extra) + reader)
+            #expect(run.status == 0, "stdout: \(run.stdout) stderr: \(run.stderr)")
+            #expect(Date().timeIntervalSince(started) < 10, "the call went on after its reader left")
+            let summary = try #require(BrokenPipeTests.summary(in: run.stderr), "no summary on stderr: \(run.stderr)")
+            // head leaves while the call is still being set up (cancelled) or just after.
+            let ended = extra.isEmpty ? ["localCancelled", "localHangup"] : ["localHangup"]
+            #expect(ended.contains(summary["ended"] as? String ?? ""), "\(summary)")
+        }
+    }
+
     @Test("a second listener under a user id already registered is refused: exit 3")
     func userIdTaken() throws {
         let line = try Line()
