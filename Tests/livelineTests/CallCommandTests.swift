@@ -55,7 +55,8 @@ struct CallCommandTests {
     /// `liveline serve` on free ports and what a call on it needs.
     struct Line {
         let server: Server
-        init() throws { server = try Server() }
+        /// `serve`: more serve options (`--auth-secret-file FILE`).
+        init(serve: [String] = []) throws { server = try Server(serve) }
         var options: [String] {
             ["--server", "rtmp://127.0.0.1:\(server.rtmpPort)", "--signal", "ws://127.0.0.1:\(server.httpPort)/call"]
         }
@@ -222,8 +223,8 @@ struct CallCommandTests {
 }
 
 /// `liveline call` driven from stdin and run as a series: the commands during a call,
-/// answering by hand, and --calls.
-@Suite("liveline call from stdin and in series", .serialized)
+/// answering by hand, --calls, a reader that leaves, and tokens.
+@Suite("liveline call from stdin, in series, with tokens", .serialized)
 struct CallCommandStdinTests {
     typealias Line = CallCommandTests.Line
 
@@ -302,6 +303,28 @@ struct CallCommandStdinTests {
             let ended = extra.isEmpty ? ["localCancelled", "localHangup"] : ["localHangup"]
             #expect(ended.contains(summary["ended"] as? String ?? ""), "\(summary)")
         }
+    }
+
+    @Test("with tokens: bob listens with --token-command, alice calls with --token, a token for another user is refused with 3")
+    func tokens() throws {
+        let secrets = try TokenKitTests.Secrets()
+        defer { try? FileManager.default.removeItem(at: secrets.directory) }
+        func token(_ user: String) throws -> String {
+            let result = try CLI.run(CLI.liveline, ["token", "--secret-file", secrets.secretFile, "--sub", user, "--call", user,
+                                                    "--publish", "call/*", "--play", "call/*"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let line = try Line(serve: ["--auth-secret-file", secrets.secretFile])
+        let command = "'\(CLI.liveline)' token --secret-file '\(secrets.secretFile)' --sub bob --call bob --publish 'call/*' --play 'call/*'"
+        let bob = try line.listen("bob", ["--accept", "auto", "--size", "160x90", "--token-command", command])
+        defer { bob.stop() }
+        let (alice, lines) = try line.call("alice", to: "bob", ["--size", "160x90", "--duration", "1", "--token", try token("alice")])
+        #expect(alice.status == 0, "alice: \(alice.stderr)")
+        #expect(lines.contains { Line.isState($0, "connected") }, "\(alice.stdout)")
+        let (carol, _) = try line.call("carol", to: "bob", ["--size", "160x90", "--token", try token("alice")])
+        #expect(carol.status == 3, "carol: \(carol.stderr)")
+        #expect(carol.stderr.contains("carol"), "\(carol.stderr)")
     }
 
     @Test("a second listener under a user id already registered is refused: exit 3")
