@@ -158,6 +158,25 @@ struct CallCommandTests {
         #expect(bob.waitFor(timeout: 5) { Line.isState($0, "prepared", reason: "localRejected") } != nil, "\(bob.names)")
     }
 
+    @Test("no server to reach: exit 1 at once, saying what could not be reached")
+    func noServer() throws {
+        let result = try CLI.liveline("call", "--user", "alice", "--to", "bob", "--server", "rtmp://127.0.0.1:9")
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("rtmp://127.0.0.1:9") && result.stderr.contains("Connection refused"), "\(result.stderr)")
+    }
+
+    @Test("--max-call-seconds: the call hangs up by itself with maxCallTimeExceeded, exit 0")
+    func maxCallTime() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto", "--size", "160x90"])
+        defer { bob.stop() }
+        let (alice, lines) = try line.call("alice", to: "bob", ["--size", "160x90", "--max-call-seconds", "1"])
+        #expect(alice.status == 0, "alice: \(alice.stderr)")
+        let summary = try #require(lines.first { $0["event"] as? String == "callSummary" }, "\(alice.stdout)")
+        #expect(summary["ended"] as? String == "maxCallTimeExceeded" && summary["connected"] as? Bool == true, "\(summary)")
+        #expect(bob.waitFor(timeout: 5) { Line.isState($0, "prepared", reason: "remoteHangup") } != nil, "\(bob.names)")
+    }
+
     @Test("calling a user who is not listening ends at once with remoteOffline, exit status 3")
     func offline() throws {
         let line = try Line()
