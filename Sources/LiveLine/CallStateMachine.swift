@@ -414,14 +414,14 @@ public struct CallStateMachine: Sendable {
     }
 
     private mutating func sendFailed(callId: String, action: CallAction, code: Int, message: String) -> [Output] {
-        guard isCurrent(callId) else { return [] }
+        guard isCurrent(callId), let call else { return [] }
         switch action {
         case .videoCall, .audioCall:
-            guard state == .calling else { return [] }
+            guard state == .calling, call.isCaller else { return [] }
             if code == LiveCode.noSuchUser.rawValue { return end(.remoteOffline, eventReason: message) }
             return end(.messageFailed, eventReason: message)
         case .accept:
-            guard state == .connecting || state == .connected else { return [] }
+            guard state == .connecting || state == .connected, !call.isCaller else { return [] }
             return end(.messageFailed, eventReason: message)
         default:
             return []
