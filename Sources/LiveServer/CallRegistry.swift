@@ -31,11 +31,16 @@ import LiveSignal
 public struct CallRegistry: Sendable {
     /// A call between two registered users, from the invitation on.
     public struct Call: Equatable, Sendable {
+        /// The id the caller minted for the call (every message of the call carries it).
         public let callId: String
+        /// The caller's fresh room: the call's streams are `call-ROOM-1` and `call-ROOM-2`.
         public let roomId: String
+        /// The user ids of the caller (who invited) and the callee.
         public let caller: String
         public let callee: String
+        /// Invited with audioCall rather than videoCall.
         public let audioOnly: Bool
+        /// When the invitation came, on the registry's clock (for `pendingTimeout`).
         public let invitedAtMicros: UInt64
         /// Each user's secret for the call's streams, made at accept; empty while pending.
         public fileprivate(set) var secrets: [String: String] = [:]
@@ -298,8 +303,12 @@ public struct CallRegistry: Sendable {
             guard var call, !call.isActive, call.callee == user, call.caller == remote else {
                 return refuse(.invalidParams, "there is no invitation \(message.callId) from \(remote) to \(user) to accept")
             }
+            // One accepted call per user: its streams and secret are that call's.
             if let busy = activeCall(of: user) {
                 return refuse(.invalidParams, "\(user) is already in call \(busy.callId): hang it up first")
+            }
+            if let busy = activeCall(of: remote) {
+                return refuse(.invalidParams, "\(remote) is already in call \(busy.callId)")
             }
             call.secrets = [call.caller: makeToken(16), call.callee: makeToken(16)]
             calls[call.callId] = call

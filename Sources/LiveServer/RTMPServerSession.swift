@@ -273,6 +273,16 @@ final class RTMPServerSession: TCPConnectionHandler, RelayPublisher, RelayPlayer
                 Log.info("rtmp \(peer): takes over \(key)")
                 replaced.loop.executeCoalesced { replaced.replaced() }
             }
+            // The rule once more, now that the stream is claimed: a call or a co-host that
+            // ended between the check and the claim found no publisher here to end.
+            if let late = server.publishAuthorizer.refusal(key, query: query, claims: claims) {
+                stream.endPublishing(self, notifyPlayers: true)
+                server.registry.removeIfEmpty(stream)
+                RelayCounters.add(server.counters.refusedPublishes, 1)
+                Log.warning("rtmp \(peer): publish of \(key) refused: \(late)")
+                try core.rejectPublish(streamID: streamID, code: RTMPStatus.Code.publishBadName, description: late)
+                return
+            }
             publication = (stream, streamID)
             tokenExpiry = claims?.exp
             lastMediaMicros = Clock.monotonicMicros()

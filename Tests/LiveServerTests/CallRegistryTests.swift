@@ -114,6 +114,8 @@ struct CallRegistryTests {
     @Test("register: duplicates, the same connection, the cap, tokens")
     func registerRules() {
         var h = H(limits: changed(CallLimits()) { $0.maxUsers = 2 })
+        h.request(H.alice, CallRequest(op: .register))
+        #expect(h.reply(H.alice) == .invalidParams)
         #expect(h.register(H.alice, "alice") == .ok)
         // A second connection for a live user id: 604; the first keeps it.
         #expect(h.register(H.bob, "alice") == .alreadyOpen)
@@ -390,6 +392,15 @@ struct CallRegistryTests {
         #expect(h.event(H.carol, .message)?.call == busy)
         #expect(h.registry.call("c1")?.isActive == true)
         #expect(h.endedRooms.isEmpty)
+        // A caller that took another call meanwhile cannot be in two: its callee's accept is refused.
+        var h2 = H()
+        h2.registerAll()
+        h2.invite()
+        #expect(h2.send(H.carol, H.message(.videoCall, "carol", "alice", callId: "c2", room: H.room2)) == .ok)
+        #expect(h2.send(H.alice, H.message(.accept, "alice", "carol", callId: "c2")) == .ok)
+        #expect(h2.send(H.bob, H.message(.accept, "bob", "alice")) == .invalidParams)
+        #expect(h2.event(H.bob, .reply)?.message == "alice is already in call c2")
+        #expect(h2.registry.call("c1")?.isActive == false)
     }
 
     @Test("bad input: not JSON, an unknown op, wrong types are answered with 4 (the id kept when readable); heartbeat is answered 0")
