@@ -18,11 +18,16 @@ enum CallNote: Sendable {
 final class CallInbox: Sendable {
     private let notes = Mutex<[CallNote]>([])
     private let posted = DispatchSemaphore(value: 0)
+    private let stop = Mutex(false)
 
     func post(_ note: CallNote) {
+        if case .stop = note { stop.withLock { $0 = true } }
         notes.withLock { $0.append(note) }
         posted.signal()
     }
+
+    /// A `.stop` has been posted (seen before the loop runs: while registering).
+    var stopRequested: Bool { stop.withLock { $0 } }
 
     /// The notes so far, waiting up to `seconds` for the first.
     func take(waiting seconds: Double) -> [CallNote] {
@@ -91,7 +96,15 @@ final class CallRun {
         // `| head -2` has what it wanted: the run ends as if stopped.
         if options.json, !options.toStandardError { CommandOutput.standardOutput.whenReaderGone { inbox.post(.stop) } }
 
-        if let error = prepare() {
+        switch prepare() {
+        case .ready:
+            break
+        case .stopped:
+            // Ctrl-C while registering: nothing was asked that failed.
+            close()
+            report.summary([], seconds: elapsed, error: nil)
+            return ExitStatus.ok
+        case .failed(let error):
             report.summary([], seconds: elapsed, error: error)
             close()
             throw error
@@ -115,8 +128,14 @@ final class CallRun {
 
     private var elapsed: Double { Double(Clock.monotonicMicros() - started) / 1e6 }
 
-    /// Registers with the call signaling; nil once prepared, else why not.
-    private func prepare() -> Error? {
+    /// How the registration went.
+    private enum Preparation {
+        case ready, stopped
+        case failed(Error)
+    }
+
+    /// Registers with the call signaling, or stops waiting on Ctrl-C.
+    private func prepare() -> Preparation {
         let done = DispatchSemaphore(value: 0)
         let outcome = Mutex<LiveError?>(nil)
         session.prepareForCall { error in
@@ -124,10 +143,14 @@ final class CallRun {
             done.signal()
         }
         // The kit's own connect and register timeouts come first; this is a last resort.
-        guard done.wait(timeout: .now() + 30) == .success else {
-            return LiveError(.networkError, "the call signaling did not answer the registration within 30 s")
+        let deadline = DispatchTime.now() + 30
+        while done.wait(timeout: .now() + 0.1) == .timedOut {
+            if inbox.stopRequested { return .stopped }
+            if DispatchTime.now() >= deadline {
+                return .failed(LiveError(.networkError, "the call signaling did not answer the registration within 30 s"))
+            }
         }
-        return outcome.withLock { $0 }
+        return outcome.withLock { $0 }.map { .failed($0) } ?? .ready
     }
 
     /// Stops the kit (hanging up a call still under way), at most 5 s.

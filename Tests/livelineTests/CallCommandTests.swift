@@ -165,6 +165,19 @@ struct CallCommandTests {
         #expect(result.stderr.contains("rtmp://127.0.0.1:9") && result.stderr.contains("Connection refused"), "\(result.stderr)")
     }
 
+    @Test("Ctrl-C while the signaling does not answer the registration: out at once with 0")
+    func stoppedWhileRegistering() throws {
+        // A port that takes connections and never says a word.
+        let (silent, port) = try TroubleProxy.listen()
+        defer { close(silent) }
+        let bob = try KitProcess(["call", "--user", "bob", "--listen", "--signal", "ws://127.0.0.1:\(port)/call"])
+        Thread.sleep(forTimeInterval: 1)
+        #expect(bob.process.isRunning, "bob: \(bob.stderr)")
+        let started = Date()
+        #expect(bob.stop() == 0, "bob: \(bob.stderr)")
+        #expect(Date().timeIntervalSince(started) < 3)
+    }
+
     @Test("--max-call-seconds: the call hangs up by itself with maxCallTimeExceeded, exit 0")
     func maxCallTime() throws {
         let line = try Line()
