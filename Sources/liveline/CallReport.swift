@@ -55,7 +55,7 @@ final class CallReport: Sendable {
     /// A JSON line to stdout (stderr when stdout carries media, or when its reader has
     /// gone and `orStandardError`, so a summary is still seen).
     private func emitJSON(_ line: String, orStandardError: Bool = false) {
-        if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
+        printJSONLine(line, toStandardError: toStandardError, orStandardError: orStandardError)
     }
 
     /// A line for people (stderr), never with --stats json.

@@ -57,6 +57,13 @@ func printLine(_ line: String) -> Bool {
     CommandOutput.standardOutput.write(line + "\n")
 }
 
+/// A report's JSON line: on stdout, or on stderr when stdout carries media
+/// (`toStandardError`) or, with `orStandardError`, when stdout's reader has gone (so a
+/// summary is still seen).
+func printJSONLine(_ line: String, toStandardError: Bool, orStandardError: Bool = false) {
+    if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
+}
+
 /// A compact JSON object from ordered key/value pairs (stable key order for people reading it).
 func jsonLine(_ pairs: KeyValuePairs<String, Any?>) -> String {
     var parts: [String] = []

@@ -326,7 +326,7 @@ final class GuestReport: Sendable {
     /// One JSON line to stdout (stderr with `--y4m -`); `orStandardError`: to stderr
     /// when stdout's reader has gone, so the summary is still seen.
     private func emitJSON(_ line: String, orStandardError: Bool = false) {
-        if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
+        printJSONLine(line, toStandardError: toStandardError, orStandardError: orStandardError)
     }
 
     func tick(_ stats: GuestStats, previous: GuestStats, seconds: Double, elapsed: Double) {
