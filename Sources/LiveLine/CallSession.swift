@@ -415,17 +415,16 @@ extension CallSession {
             self.lost(client, "the call signaling at \(url) closed (\(code)\(reason.isEmpty ? "" : " \(reason)"))")
         }
         let failed: @Sendable (LiveError) -> Void = { [weak self] error in
-            guard let self else { return }
-            self.core.withLock { $0.preparing = false }
+            self?.core.withLock { $0.preparing = false }
             client.onClose = nil
             client.disconnect()
             completion(error)
         }
         client.connect { [weak self] result in
-            guard let self else { return }
             if case .failure(let error) = result {
                 return failed(LiveError(.networkError, "connecting to \(url) failed: \(error)"))
             }
+            guard let self else { return failed(LiveError(.isStopped, "the call kit was released")) }
             self.fetchToken { token, error in
                 if let error { return failed(error) }
                 client.register(userId: self.options.userId, token: token) { reply in

@@ -144,7 +144,7 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Query keys whose values are credentials.
-    public static let secretQueryKeys: Set<String> = ["token", "line", "lineKey"]
+    public static let secretQueryKeys: Set<String> = ["token", "line", "lineKey", "call"]
 
     /// `text` (a URL that may not parse) fit for a log or an error message: a user name
     /// and password before the host become `…@` and the values of the query's secrets
