@@ -34,7 +34,7 @@ public enum RelayHTTPAPI {
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
-            var response = HTTPResponse.text(metricsText(server, surroundings: surroundings))
+            var response = HTTPResponse.text(metricsText(server, surroundings: surroundings, call: call))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
             return .response(response)
         }
@@ -42,8 +42,10 @@ public enum RelayHTTPAPI {
         return HTTPAccess.guarded(router, verifier: verifier)
     }
 
-    /// The metrics page: totals, then per-stream series labelled app and name.
-    public static func metricsText(_ server: RTMPServer, surroundings: Surroundings = Surroundings()) -> String {
+    /// The metrics page: totals (with a call service, its users and calls), then
+    /// per-stream series labelled app and name.
+    public static func metricsText(_ server: RTMPServer, surroundings: Surroundings = Surroundings(),
+                                   call: CallService? = nil) -> String {
         let streams = server.streams()
         let listed = publicStreams(streams)
         let counters = server.counters
@@ -98,6 +100,10 @@ public enum RelayHTTPAPI {
                total(counters.refusedPlays.load(ordering: .relaxed)))
         metric("liveline_connect_refused_total", "counter", "Connects refused with NetConnection.Connect.Rejected.",
                total(counters.refusedConnects.load(ordering: .relaxed)))
+        if let call {
+            metric("liveline_call_users", "gauge", "Users registered for 1v1 calls.", [("", String(call.userCount))])
+            metric("liveline_calls", "gauge", "1v1 calls invited or in progress.", [("", String(call.callCount))])
+        }
         metric("liveline_hidden_streams", "gauge", "Co-host and call streams, left out of the per-stream series and /api/streams.",
                [("", String(streams.count - listed.count))])
         metric("liveline_unfinished_message_bytes", "gauge", "Bytes RTMP connections hold in unfinished messages.",

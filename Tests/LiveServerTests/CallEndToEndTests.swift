@@ -164,7 +164,10 @@ struct CallEndToEndTests {
         #expect(try Self.refused(TestRTMPClient(port: server.rtmpPort, path: "call/\(aliceMedia.publishStream!)?\(bobQuery)", mode: .publish)))
         #expect(try Self.refused(TestRTMPClient(port: server.rtmpPort, path: "call/\(aliceMedia.publishStream!)", mode: .publish)))
         #expect(try apiStreams(server).isEmpty)
-        #expect(try !httpGet(port: port, "/metrics").body.contains(room))
+        let metrics = try httpGet(port: port, "/metrics").body
+        #expect(!metrics.contains(room))
+        #expect(metrics.contains("liveline_call_users 3\n") && metrics.contains("liveline_calls 1\n"))
+        #expect(metrics.contains("liveline_hidden_streams 1\n"))
 
         // alice hangs up: bob hears it, his publisher is ended, nothing of the room works again.
         #expect(alice.send(Self.message(.hangup, "alice", "bob", callId: callId)) == .ok)
