@@ -198,6 +198,12 @@ struct CallCommandTests {
         #expect(alice.status == 3, "alice: \(alice.stderr)")
         #expect(lines.contains { Line.isState($0, "prepared", reason: "remoteOffline") }, "\(alice.stdout)")
         #expect(Date().timeIntervalSince(started) < 5, "not at once")
+        // For people: a line per state on stderr, and the summary.
+        let person = try CLI.run(CLI.liveline, ["call", "--user", "alice", "--to", "nobody", "--size", "160x90"] + line.options)
+        #expect(person.status == 3 && person.stdout.isEmpty, "\(person.stdout)")
+        #expect(person.stderr.contains("call: calling (localVideoCall) with nobody"), "\(person.stderr)")
+        #expect(person.stderr.contains("call: prepared (remoteOffline"), "\(person.stderr)")
+        #expect(person.stderr.contains("done: 1 call, 0 connected"), "\(person.stderr)")
     }
 
     @Test("an audio-only call connects on the peer's first sound, with no picture either way")
