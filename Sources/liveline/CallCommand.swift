@@ -90,9 +90,9 @@ enum CallCommand: Command {
           --help               show this text
 
         During a call, stdin takes: hangup [REASON] (cancels a call not yet answered) |
-        mute | unmute (the peer is told: peerMicMuted) | hold | unhold (the picture and
-        sound pause both ways; both sides are told: peerHeld), and with --accept manual:
-        accept | reject [REASON].
+        mute | unmute (this side sends silence; the peer is told: peerMicMuted) | hold |
+        unhold (this side sends black and silence until unhold; both sides are told:
+        peerHeld), and with --accept manual: accept | reject [REASON].
 
         Exit status: 0 done (every call ended by a hang-up, or the listening ended);
         1 a failure (the signaling could not be reached or was lost, a call's media failed
