@@ -24,7 +24,9 @@ enum CallCommand: Command {
         Who calls whom:
           --user ID            who this side is: 1-64 letters, digits, '-', '_', '.', '@'
           --listen             wait for calls; after one ends, wait for the next, until
-                               --duration or Ctrl-C
+                               --duration or Ctrl-C. A lost signaling (a server restart)
+                               is registered with again, 2 s x 1.5^n apart (at most 30 s),
+                               10 tries ({"event":"registering"} with --stats json)
           --accept MODE        with --listen: auto accepts every call; manual (default)
                                prints each incoming call with its caller and extension and
                                reads stdin: accept | reject [REASON]. Once stdin is closed
@@ -95,8 +97,8 @@ enum CallCommand: Command {
         peerHeld), and with --accept manual: accept | reject [REASON].
 
         Exit status: 0 done (every call ended by a hang-up, or the listening ended);
-        1 a failure (the signaling could not be reached or was lost, a call's media failed
-        or vanished: networkUnstable); 2 a usage error; 3 refused: the registration (604:
+        1 a failure (the signaling could not be reached, or was lost: by a listener once its
+        tries ran out; a call's media failed or vanished: networkUnstable); 2 a usage error; 3 refused: the registration (604:
         the user id is taken, a refused token), or for the caller the call (remoteRejected,
         remoteCallBusy, remoteOffline, callingTimeout, remoteCallingTimeout). A refused or
         failed call ends a series of --calls.

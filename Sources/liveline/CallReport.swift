@@ -63,6 +63,15 @@ final class CallReport: Sendable {
         if !json { printError("call: " + text) }
     }
 
+    /// A listener that lost the signaling registers again: {"event":"registering","try":N,...}.
+    func registering(try number: Int, of tries: Int, inSeconds seconds: Double, why: String) {
+        if json {
+            emitJSON(jsonLine(["event": "registering", "try": number, "inSeconds": seconds, "reason": why]))
+        } else {
+            printError("call: \(why); registering again in \(String(format: "%.0f", seconds)) s (try \(number) of \(tries))")
+        }
+    }
+
     /// A state change: {"event":"state",...} or `call: connected (recvRemoteFirstFrame) callId=…`.
     func state(_ change: CallStateChange) {
         if json {

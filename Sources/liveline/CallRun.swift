@@ -12,6 +12,8 @@ enum CallNote: Sendable {
     case stdinClosed
     /// Ctrl-C, SIGTERM, or stdout's reader gone: end the run.
     case stop
+    /// A listener's registration after the signaling was lost: nil once registered again.
+    case registered(LiveError?)
 }
 
 /// The notes waiting for the run's loop, and the wake-up for each.
@@ -70,6 +72,14 @@ final class CallRun {
     private var status = ExitStatus.ok
     /// A failure that ends the run (the signaling lost, a call that could not start).
     private var failure: Error?
+    /// A listener whose signaling was lost registers again at `registerAt`; `registerTries`
+    /// so far since it was last registered.
+    private var registerAt: UInt64?
+    private var registerTries = 0
+    private var registering = false
+    /// Registrations tried after the signaling was lost, 2 s × 1.5ⁿ apart (at most 30 s),
+    /// before a listener gives up.
+    static let registerRetries = 10
 
     init(options: CallOptions) {
         self.options = options
@@ -179,6 +189,7 @@ final class CallRun {
             // `--y4m - | ffplay -` closed: the run ends as if stopped (the play's own
             // writes fail quietly inside the kit).
             if options.toStandardError, !stopping, Self.standardOutputClosed() { stopping = true }
+            registerIfDue(now)
             tick(now)
             if stopping {
                 guard Self.inCall.contains(state) else { return }
@@ -213,6 +224,8 @@ final class CallRun {
             if manualAnswers, answerPending { answer(accept: false, reason: "no answer") }
         case .stop:
             stopping = true
+        case .registered(let error):
+            registered(error)
         }
     }
 
@@ -232,14 +245,48 @@ final class CallRun {
         case .prepared, .failed, .idle:
             answerPending = false
             if Self.inCall.contains(before) { ended(change) }
-            if change.state == .failed {
-                // The signaling is gone: no call can come or go.
-                failure = failure ?? LiveError(.networkDisconnected, "the call signaling failed: "
-                                               + (change.eventReason.isEmpty ? change.reason.name : change.eventReason))
-                stopping = true
-            }
+            if change.state == .failed { signalingLost(change) }
         default:
             break
+        }
+    }
+
+    /// The signaling is gone: no call can come or go. A caller's run ends (1); a
+    /// listener registers again, as a push reconnects, until its tries run out.
+    private func signalingLost(_ change: CallStateChange) {
+        let why = change.eventReason.isEmpty ? "the call signaling failed (\(change.reason.name))" : change.eventReason
+        guard !isCaller, !stopping, registerTries < Self.registerRetries else {
+            failure = failure ?? LiveError(.networkDisconnected, why)
+            stopping = true
+            return
+        }
+        let delay = min(30, 2 * pow(1.5, Double(registerTries)))
+        registerTries += 1
+        registerAt = Clock.monotonicMicros() + UInt64(delay * 1e6)
+        report.registering(try: registerTries, of: Self.registerRetries, inSeconds: delay, why: why)
+    }
+
+    /// Registers again once `registerAt` has come (the answer comes as `.registered`).
+    private func registerIfDue(_ now: UInt64) {
+        guard let due = registerAt, now >= due, !registering, !stopping else { return }
+        (registerAt, registering) = (nil, true)
+        let inbox = inbox
+        session.prepareForCall { inbox.post(.registered($0)) }
+    }
+
+    private func registered(_ error: LiveError?) {
+        registering = false
+        guard let error else {
+            registerTries = 0
+            report.note("\(options.session.userId) is registered again and listening")
+            return
+        }
+        // Turned down (the user id taken meanwhile, a token refused): no point in trying again.
+        if error.isRefusal || registerTries >= Self.registerRetries {
+            failure = error
+            stopping = true
+        } else {
+            signalingLost(CallStateChange(state: .failed, reason: .none, eventReason: "\(error)"))
         }
     }
 

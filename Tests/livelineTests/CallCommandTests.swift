@@ -365,6 +365,25 @@ struct CallCommandStdinTests {
         #expect(carol.stderr.contains("carol"), "\(carol.stderr)")
     }
 
+    @Test("a listener whose server restarts registers again and takes the next call")
+    func listenerRegistersAgain() throws {
+        let line = try Line()
+        let bob = try line.listen("bob", ["--accept", "auto", "--size", "160x90"])
+        defer { bob.stop() }
+        let restarted = try line.server.killAndRestart(after: 0.5, http: line.server.httpPort)
+        defer { restarted.stop() }
+        #expect(bob.waitFor(timeout: 10) { $0["event"] as? String == "registering" && $0["try"] as? Int == 1 } != nil,
+                "bob: \(bob.stderr) \(bob.names)")
+        let again = bob.waitFor(timeout: 10) { _ in
+            bob.events.filter { Line.isState($0.object, "prepared", reason: "none") }.count >= 2
+        }
+        #expect(again != nil, "bob did not register again: \(bob.names)")
+        let (alice, lines) = try line.call("alice", to: "bob", ["--size", "160x90", "--duration", "0.5"])
+        #expect(alice.status == 0, "alice: \(alice.stderr)")
+        #expect(lines.contains { Line.isState($0, "connected") }, "\(alice.stdout)")
+        #expect(bob.process.isRunning)
+    }
+
     @Test("a second listener under a user id already registered is refused: exit 3")
     func userIdTaken() throws {
         let line = try Line()
