@@ -97,11 +97,12 @@ enum CallCommand: Command {
         peerHeld), and with --accept manual: accept | reject [REASON].
 
         Exit status: 0 done (every call ended by a hang-up, or the listening ended);
-        1 a failure (the signaling could not be reached, or was lost: by a listener once its
-        tries ran out; a call's media failed or vanished: networkUnstable); 2 a usage error; 3 refused: the registration (604:
-        the user id is taken, a refused token), or for the caller the call (remoteRejected,
-        remoteCallBusy, remoteOffline, callingTimeout, remoteCallingTimeout). A refused or
-        failed call ends a series of --calls.
+        1 a failure (the signaling could not be reached, or was lost: by a listener once
+        its tries ran out; a call's media failed or vanished: networkUnstable); 2 a usage
+        error; 3 refused: the registration (604: the user id is taken, a refused token),
+        or for the caller the call (remoteRejected, remoteCallBusy, remoteOffline,
+        callingTimeout, remoteCallingTimeout). A refused or failed call ends the series
+        of calls that --calls asked for.
 
         Example, with a liveline serve running (liveline serve):
           liveline call --user bob --listen --accept auto --source color:blue
