@@ -214,19 +214,24 @@ public final class CallSession: Sendable {
     /// `idle`. Returns at once; `completion` runs on a thread of its own once all has stopped.
     public func close(completion: @escaping @Sendable () -> Void = {}) {
         feed(.close)
-        let (client, loop, hoster, guest, timers) = core.withLock { core in
-            core.closed = true
-            defer {
-                core.client = nil
-                core.loop = nil
-                core.hoster = nil
-                core.guest = nil
-                core.timers = [:]
+        core.withLock { $0.closed = true }
+        Thread.detachNewThread { [self] in
+            // What close fed (the hangup) goes out first, even when another thread (a
+            // handler that called close) is still carrying it out.
+            let deadline = ContinuousClock.now + .seconds(1)
+            while core.withLock({ $0.draining }), ContinuousClock.now < deadline { Thread.sleep(forTimeInterval: 0.002) }
+            let (client, loop, hoster, guest, timers) = core.withLock { core in
+                defer {
+                    core.client = nil
+                    core.loop = nil
+                    core.hoster = nil
+                    core.guest = nil
+                    core.sink = nil
+                    core.timers = [:]
+                }
+                return (core.client, core.loop, core.hoster, core.guest, core.timers)
             }
-            return (core.client, core.loop, core.hoster, core.guest, core.timers)
-        }
-        timers.values.forEach { $0.cancel() }
-        Thread.detachNewThread {
+            timers.values.forEach { $0.cancel() }
             Self.stop(hoster: hoster, guest: guest)
             if let client {
                 client.onClose = nil
@@ -394,12 +399,18 @@ extension CallSession {
         }
         loop.start()
         let client = CallClient(url: url, loop: loop, heartbeatInterval: .seconds(5))
-        let old = core.withLock { core -> (CallClient?, EventLoop?) in
+        let old = core.withLock { core -> (CallClient?, EventLoop?)? in
+            // Closed meanwhile: nothing is kept.
+            if core.closed { return nil }
             defer {
                 core.client = client
                 core.loop = loop
             }
             return (core.client, core.loop)
+        }
+        guard let old else {
+            Thread.detachNewThread { loop.shutdown() }
+            return LiveError(.isStopped, "the call kit was closed during prepareForCall")
         }
         if let oldClient = old.0 {
             oldClient.onClose = nil
@@ -432,6 +443,9 @@ extension CallSession {
                         let code = reply.liveCode ?? .unknown
                         return failed(LiveError(code, "registering \(self.options.userId) at \(url): \(reply.message ?? code.message)",
                                                 isRefusal: true))
+                    }
+                    guard !self.core.withLock({ $0.closed }) else {
+                        return failed(LiveError(.isStopped, "the call kit was closed during prepareForCall"))
                     }
                     self.core.withLock { $0.preparing = false }
                     self.feed(.registered)

@@ -139,6 +139,8 @@ struct CallKitTests {
         #expect((stats.setupMs ?? 0) > 0 && (stats.acceptToFirstFrameMs ?? 0) > 0)
         #expect(stats.remote.frames > 0 && stats.local.encoded > 0)
         #expect(bob.stats.setupMs == nil && (bob.stats.acceptToFirstFrameMs ?? 0) > 0)
+        // Glass-to-glass of the peer's picture (the capture time each frame carries).
+        #expect(eventually(seconds: 5) { (alice.stats.remote.latencyP95Ms ?? 0) > 0 }, "\(alice.stats.remote)")
 
         alice.hangup(reason: "bye")
         #expect(aliceLog.wait(.prepared, .localHangup) != nil)
@@ -345,6 +347,27 @@ struct CallKitTests {
         }
     }
 
+    @Test("tokens that live 3 s: the server's tokenWillExpire gets a fresh one from the provider (renewToken), so the registration outlives the first token")
+    func tokenRenewal() throws {
+        let secret = Array("call-kit-renew-secret-0123456789".utf8)
+        let relay = try Self.relay(auth: TokenVerifier(secret: secret))
+        defer { relay.shutdown() }
+        let issued = Locked(0)
+        let provider: TokenProvider = {
+            let count = issued.update { value -> Int in value += 1; return value }
+            let now = Int64(Date().timeIntervalSince1970)
+            // iat differs for each: every token is a new one.
+            let claims = AccessClaims(sub: "alice", iat: now - Int64(count), exp: now + 3,
+                                      perm: [AccessPermission(action: .call, path: "alice")])
+            return IssuedToken(token: AccessToken.mint(claims, secret: secret), uid: "alice", expiresAt: claims.exp)
+        }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.tokenProvider = provider }
+        defer { Self.close(alice) }
+        #expect(eventually(seconds: 4) { issued.value >= 2 })
+        Thread.sleep(forTimeInterval: 2.5)
+        #expect(alice.state == .prepared && !aliceLog.states.value.contains { $0.state == .failed })
+    }
+
     @Test("prepareForCall: a user id already registered elsewhere is refused (604), a server that is not there fails; close in a call hangs up")
     func prepareAndClose() throws {
         let relay = try Self.relay()
@@ -368,5 +391,60 @@ struct CallKitTests {
         #expect(bobLog.wait(.idle) != nil)
         #expect(aliceLog.wait(.prepared, .remoteHangup) != nil)
         #expect(eventually(seconds: 5) { closed.value } && bob.state == .idle)
+    }
+
+    @Test("close from the kit's own handler (on its loop thread) in a call still hangs up: the peer hears remoteHangup, not networkUnstable")
+    func closeFromHandler() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice) }
+        let closed = Locked(false)
+        bob.onStateChanged = { [weak bob] change in
+            bobLog.states.update { $0.append(change) }
+            if change.state == .connected { bob?.close { closed.update { $0 = true } } }
+        }
+        try alice.call("bob")
+        #expect(bobLog.saw(.incomingCall(from: "alice", callId: alice.currentCall?.callId ?? "?", audioOnly: false, userExtension: nil)))
+        try bob.accept()
+        #expect(aliceLog.wait(.prepared, .remoteHangup) != nil)
+        #expect(eventually(seconds: 5) { closed.value } && bob.state == .idle)
+        #expect(!aliceLog.states.value.contains { $0.reason == .networkUnstable })
+    }
+
+    @Test("the signaling lost (the server went away) is failed with networkUnstable; prepareForCall again, once the server is back, is prepared")
+    func failedAndPreparedAgain() throws {
+        let first = try Self.relay()
+        let (rtmpPort, httpPort) = (first.rtmpPort, first.httpPort)
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: first)
+        defer { Self.close(alice) }
+        first.shutdown()
+        #expect(aliceLog.wait(.failed, .networkUnstable) != nil)
+        #expect(throws: LiveError.self) { try alice.call("bob") }
+
+        let second = try RelayServer(configuration: RelayServer.Configuration(
+            rtmp: RTMPServer.Configuration(port: rtmpPort), httpPort: httpPort, loops: 2))
+        defer { second.shutdown() }
+        let prepared = Locked<LiveError??>(nil)
+        alice.prepareForCall { error in prepared.update { $0 = .some(error) } }
+        #expect(eventually(seconds: 8) { prepared.value != nil })
+        #expect(prepared.value == .some(nil) && alice.state == .prepared)
+        #expect(aliceLog.states.value.last?.state == .prepared)
+    }
+
+    @Test("media that cannot start (an audio-only call with no sound to send) ends the call with joinRTCFailed; the peer hears remoteHangup")
+    func mediaFailed() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay) { $0.local.audioSource = "none" }
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try alice.call("bob", audioOnly: true)
+        #expect(bobLog.wait(.calling, .remoteAudioCall) != nil)
+        try bob.accept()
+        let failed = try #require(aliceLog.wait(.prepared, .joinRTCFailed))
+        #expect(!failed.eventReason.isEmpty)
+        #expect(bobLog.wait(.prepared, .remoteHangup)?.eventReason == "joinRTCFailed")
     }
 }

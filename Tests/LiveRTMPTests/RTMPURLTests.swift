@@ -85,5 +85,6 @@ struct RTMPURLTests {
         let query = try #require(throws: RTMPURL.Error.self) { try RTMPURL(parsing: "rtmp://h/live?token=SECRET&a=1") }
         #expect(query.description.hasPrefix("rtmp://h/live?token=…&a=1 has no stream name"), "\(query)")
         #expect(RTMPURL.redacted("rtmp://u@h:1/a/b?line=S") == "rtmp://…@h:1/a/b?line=…")
+        #expect(RTMPURL.redacted("rtmp://h:1/call/call-R-1?call=S&token=T") == "rtmp://h:1/call/call-R-1?call=…&token=…")
     }
 }
