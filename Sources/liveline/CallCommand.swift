@@ -141,7 +141,7 @@ struct CallOptions {
     /// The server when `--server` is not given: a liveline serve on this machine.
     static let defaultServer = RTMPURL(host: "127.0.0.1", app: "call", streamName: "")
 
-    /// What a caller publishes by default: a co-host's size and rate (640x360, 30 fps, 800 kbit/s).
+    /// What each side publishes by default: a co-host's test pattern, size and rate (640x360, 30 fps, 800 kbit/s).
     static var defaultLocal: HosterConfiguration { Guest.Options().cohost }
 
     static func parse(_ arguments: inout Arguments) throws -> CallOptions {
