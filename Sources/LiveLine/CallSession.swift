@@ -11,9 +11,26 @@ import Synchronization
 /// another; an accepted call publishes this side's picture and sound (a `Hoster`) to a
 /// fresh private stream and plays the peer's (a `Guest`).
 ///
+///     let session = CallSession(options: options)
+///     session.onStateChanged = { change in … }     // onCallStateChanged
+///     session.prepareForCall { error in … }        // → prepared
+///     try session.call("bob")                      // → calling → connecting → connected
+///     session.hangup(reason: "bye")                // → prepared (localHangup)
+///     session.close()                              // → idle
+///
+/// The rules are `CallStateMachine`'s (pure; this kit carries out its outputs): the
+/// calling timer on both sides, busy auto-reject, crossed calls, first-frame-gated
+/// `connected`. An accepted call publishes this side to the `publishStream` the server
+/// gives in `callMedia` (a `Hoster` with `options.local`, audio mode for an audio-only
+/// call) and plays the peer's `playStream` (a `Guest` with `options.play`), both on
+/// `options.server`'s host, port and app; each call has a fresh room, so its streams
+/// cannot be played once it is over. Mute sends silence, hold black and silence.
+///
 /// No public call waits on the network: each returns at once and reports through
-/// `onStateChanged` and `onEvent` (on the session's loop thread, or the caller's for what
-/// a call decides by itself). The state machine behind it is `CallStateMachine` (pure).
+/// `onStateChanged` and `onEvent`, in order, on the kit's signaling loop thread or on the
+/// thread of the call that caused them. A lost signaling connection is not retried: the
+/// kit goes to `failed`, and `prepareForCall` connects again. Thread-safe: the state is
+/// one `Mutex`; handlers may be set at any time from any thread.
 public final class CallSession: Sendable {
     /// What a call kit is set up with (the CallAPI's CallConfig and PrepareConfig).
     public struct Options: Sendable {
@@ -256,16 +273,30 @@ public final class CallSession: Sendable {
         let (refusal, drains): (LiveError?, Bool) = core.withLock { core in
             let outputs = core.machine.handle(input)
             var refusal: LiveError?
+            var queued: [CallStateMachine.Output] = []
             for output in outputs {
-                if case .refused(let code, let text) = output { refusal = LiveError(code, text) } else { core.queue.append(output) }
+                if case .refused(let code, let text) = output { refusal = LiveError(code, text) } else { queued.append(output) }
             }
             if refusal == nil { before(&core) }
-            guard !core.draining, !core.queue.isEmpty else { return (refusal, false) }
-            core.draining = true
-            return (refusal, true)
+            return (refusal, Self.enqueue(queued, in: &core))
         }
         if drains { drain() }
         return refusal
+    }
+
+    /// Reports an event of the media (the own push's first picture) in order with the
+    /// machine's outputs.
+    private func report(_ event: CallSessionEvent) {
+        if core.withLock({ Self.enqueue([.event(event)], in: &$0) }) { drain() }
+    }
+
+    /// Queues `outputs` (under the lock); true when the calling thread is to carry out the
+    /// queue (nobody else is at it).
+    private static func enqueue(_ outputs: [CallStateMachine.Output], in core: inout Core) -> Bool {
+        core.queue += outputs
+        guard !core.draining, !core.queue.isEmpty else { return false }
+        core.draining = true
+        return true
     }
 
     private func drain() {
@@ -590,14 +621,14 @@ extension CallSession {
     private func hosterEvent(_ event: HosterEvent, callId: String) {
         switch event {
         case .firstLocalVideoFrame:
-            if isMedia(of: callId) { handlers.withLock { $0.event }?(.captureFirstLocalVideoFrame) }
+            if isMedia(of: callId) { report(.captureFirstLocalVideoFrame) }
         case .ok:
             let first = core.withLock { core -> Bool in
                 guard core.mediaCallId == callId, !core.firstPublish else { return false }
                 core.firstPublish = true
                 return true
             }
-            if first, currentCall?.audioOnly == false { handlers.withLock { $0.event }?(.publishFirstLocalVideoFrame) }
+            if first, currentCall?.audioOnly == false { report(.publishFirstLocalVideoFrame) }
         case .failed(let code):
             feed(.mediaFailed(callId: callId, reason: "the push failed: code \(code.rawValue) (\(code.message))"))
         default:

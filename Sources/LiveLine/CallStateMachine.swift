@@ -4,10 +4,14 @@ import LiveSignal
 /// The streams of an accepted call, from the server's `callMedia`: this side publishes
 /// `publishStream?publishQuery` and plays `playStream?playQuery` on the call's server.
 public struct CallMedia: Sendable, Equatable {
+    /// The accepted call.
     public var callId: String
+    /// The caller's fresh room of the call.
     public var roomId: String
+    /// This side's own stream (`call-ROOM-1` for the caller, `-2` for the callee) and its `call=SECRET` query.
     public var publishStream: String
     public var publishQuery: String
+    /// The peer's stream, played with this side's own `call=SECRET`.
     public var playStream: String
     public var playQuery: String
 
@@ -71,16 +75,22 @@ public struct CallMedia: Sendable, Equatable {
 public struct CallStateMachine: Sendable {
     /// What the machine is set up with (the CallAPI's PrepareConfig).
     public struct Config: Sendable, Equatable {
+        /// This side's user id.
         public var userId: String
+        /// The calling timer (0: none).
         public var callTimeoutMilliseconds = 15_000
+        /// Connected at accept, without waiting for the peer's first frame.
         public var firstFrameWaitingDisabled = false
+        /// Told to the callee with each invitation.
         public var userExtension: String?
         /// Connected this long: hang up with maxCallTimeExceeded (nil: no limit).
         public var maxCallMilliseconds: Int?
         /// Connecting or connected with no media from the peer this long: networkUnstable.
         public var mediaTimeoutMilliseconds = 5_000
+        /// The sizes and forms the machine checks (user ids, rooms, call ids, texts).
         public var limits = CallLimits()
 
+        /// The CallAPI's defaults for `userId`.
         public init(userId: String) {
             self.userId = userId
         }
@@ -104,6 +114,7 @@ public struct CallStateMachine: Sendable {
         case signalingLost(reason: String)
         /// The user's call; `callId` and `roomId` minted fresh by the caller's kit.
         case call(remoteUserId: String, audioOnly: Bool, callId: String, roomId: String)
+        /// The user's cancelCall, accept, reject, hangup, muteMyAudio and hold.
         case cancel
         case accept
         case reject(reason: String?)
@@ -120,6 +131,7 @@ public struct CallStateMachine: Sendable {
         case peerGone(callId: String, reason: String)
         /// A send the server refused: the reply's code and message.
         case sendFailed(callId: String, action: CallAction, code: Int, message: String)
+        /// A timer the machine started for `callId` ran out.
         case timerFired(Timer, callId: String)
         /// The peer's first decoded picture, first decoded sound.
         case remoteFirstFrame(callId: String, width: Int, height: Int)
@@ -134,18 +146,23 @@ public struct CallStateMachine: Sendable {
 
     /// What comes out, in the order to carry it out.
     public enum Output: Sendable, Equatable {
+        /// Report this state change (onCallStateChanged).
         case state(CallStateChange)
         /// Send this message (its timestamp is stamped by the sender).
         case send(CallMessage)
+        /// Start `timer` (replacing a running one); when it runs out, feed `timerFired(timer, callId:)`.
         case startTimer(Timer, milliseconds: Int, callId: String)
+        /// Cancel `timer` if it runs.
         case stopTimer(Timer)
         /// Publish and play the call's streams (`audioOnly`: sound only).
         case startMedia(CallMedia, audioOnly: Bool)
+        /// Stop the call's push and play.
         case stopMedia
         /// The own microphone on or off (mute).
         case setLocalAudio(Bool)
         /// The own push sends black and silence (hold) or the real media again.
         case setHold(Bool)
+        /// Report this event (onEvent).
         case event(CallSessionEvent)
         /// The input is not allowed now (a call while busy, accept with nothing to accept):
         /// the kit's method throws this.
@@ -154,15 +171,23 @@ public struct CallStateMachine: Sendable {
 
     /// The call in progress.
     public struct Call: Sendable, Equatable {
+        /// The caller's UUID for the call.
         public var callId: String
+        /// The caller's fresh room.
         public var roomId: String
+        /// The other user.
         public var peer: String
+        /// This side called (false: it was called).
         public var isCaller: Bool
+        /// Sound only (audioCall).
         public var audioOnly: Bool
+        /// The caller's fromUserExtension.
         public var extensionText: String?
         /// The server's callMedia, once it came.
         public var media: CallMedia?
+        /// The push and play were started (callMedia came after accept).
         public var mediaStarted = false
+        /// This side's microphone is muted, its call held.
         public var muted = false
         public var held = false
         /// The peer's picture (or sound, audio-only) arrived.
@@ -170,13 +195,17 @@ public struct CallStateMachine: Sendable {
     }
 
     public let config: Config
+    /// The state now.
     public private(set) var state: CallState = .idle
+    /// The call in progress (calling, connecting, connected).
     public private(set) var call: Call?
 
+    /// A machine in `idle`.
     public init(config: Config) {
         self.config = config
     }
 
+    /// A machine with the CallAPI's defaults for `userId`.
     public init(userId: String) {
         self.init(config: Config(userId: userId))
     }

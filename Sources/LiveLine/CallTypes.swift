@@ -75,7 +75,9 @@ public enum CallStateReason: Int, Sendable, CaseIterable {
 /// One state change of a call (the CallAPI's onCallStateChanged(state, stateReason,
 /// eventReason, eventInfo)).
 public struct CallStateChange: Sendable, Equatable {
+    /// The new state.
     public var state: CallState
+    /// Why (the CallAPI's stateReason).
     public var reason: CallStateReason
     /// Free text: "busy", the reject or hangup reason given, what failed.
     public var eventReason: String
@@ -83,6 +85,7 @@ public struct CallStateChange: Sendable, Equatable {
     /// `fromUserExtension`, `rejectReason`, `hangupReason`, `audioOnly` ("1") where they apply.
     public var info: [String: String]
 
+    /// A change to `state` for `reason`.
     public init(state: CallState, reason: CallStateReason, eventReason: String = "", info: [String: String] = [:]) {
         self.state = state
         self.reason = reason
@@ -145,5 +148,6 @@ public struct CallStats: Sendable, Equatable {
     /// Connected calls so far.
     public var connectedCalls = 0
 
+    /// No figures yet.
     public init() {}
 }

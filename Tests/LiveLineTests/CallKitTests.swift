@@ -134,6 +134,7 @@ struct CallKitTests {
         #expect(aliceLog.hears(high: true), "alice hears \(aliceLog.tones.value.suffix(3))")
         #expect(bobLog.hears(low: true), "bob hears \(bobLog.tones.value.suffix(3))")
         #expect(aliceLog.saw(.publishFirstLocalVideoFrame) && aliceLog.saw(.remoteJoined))
+        #expect(bobLog.saw(.captureFirstLocalVideoFrame) && bobLog.saw(.publishFirstLocalVideoFrame))
 
         let stats = alice.stats
         #expect((stats.setupMs ?? 0) > 0 && (stats.acceptToFirstFrameMs ?? 0) > 0)
@@ -163,7 +164,10 @@ struct CallKitTests {
         defer { relay.shutdown() }
         let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
         let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
-        let (carol, carolLog) = try Self.user("carol", colour: "color:green", tone: 440, on: relay)
+        // carol names the signaling herself (the others find it from the RTMP server).
+        let (carol, carolLog) = try Self.user("carol", colour: "color:green", tone: 440, on: relay) {
+            $0.signalURL = "ws://127.0.0.1:\(relay.httpPort)/call"
+        }
         defer { Self.close(alice, bob, carol) }
         try Self.connect(alice, aliceLog, bob, bobLog)
 
@@ -177,8 +181,13 @@ struct CallKitTests {
         #expect(aliceLog.states.value.last?.state == .connected && bobLog.states.value.last?.state == .connected)
         #expect(!bobLog.events.value.contains { if case .incomingCall(from: "carol", _, _, _) = $0 { return true }; return false })
         #expect(aliceLog.sees(Self.blue) && bobLog.sees(Self.red))
-        // A second call while in one is refused as busy.
-        #expect(throws: LiveError.self) { try alice.call("carol") }
+        // A second call, or prepareForCall, while in one is refused as busy.
+        let second = try #require(throws: LiveError.self) { try alice.call("carol") }
+        #expect(second.code == .alreadyOpen)
+        let prepared = Locked<LiveError??>(nil)
+        alice.prepareForCall { error in prepared.update { $0 = .some(error) } }
+        #expect(eventually(seconds: 2) { prepared.value != nil })
+        #expect((prepared.value ?? nil)?.code == .alreadyOpen && alice.state == .connected)
     }
 
     @Test("the calling timer on both sides: the caller's runs out (callingTimeout / remoteCallingTimeout), then the callee's")
@@ -446,5 +455,61 @@ struct CallKitTests {
         let failed = try #require(aliceLog.wait(.prepared, .joinRTCFailed))
         #expect(!failed.eventReason.isEmpty)
         #expect(bobLog.wait(.prepared, .remoteHangup)?.eventReason == "joinRTCFailed")
+    }
+
+    @Test("cancel crossing accept through the server: both end in prepared (alice localCancelled; bob remoteCancelled, or messageFailed when the server refused his accept first), and a new call works")
+    func cancelCrossingAccept() throws {
+        let relay = try Self.relay()
+        defer { relay.shutdown() }
+        let (alice, aliceLog) = try Self.user("alice", colour: "color:red", tone: 440, on: relay)
+        let (bob, bobLog) = try Self.user("bob", colour: "color:blue", tone: 1100, on: relay)
+        defer { Self.close(alice, bob) }
+        try alice.call("bob")
+        #expect(bobLog.wait(.calling, .remoteVideoCall) != nil)
+        let bobMark = bobLog.mark
+        alice.cancelCall()
+        try bob.accept()
+        #expect(aliceLog.wait(.prepared, .localCancelled) != nil)
+        let ended = try #require(bobLog.wait(.prepared, since: bobMark))
+        #expect([.remoteCancelled, .messageFailed].contains(ended.reason), "\(ended)")
+        #expect(alice.currentCall == nil && bob.currentCall == nil)
+        try Self.connect(alice, aliceLog, bob, bobLog)
+    }
+
+    @Test("CallClient against the relay: register, a send to nobody is 203, renewToken answered; once the server is gone a send is answered at once with 101")
+    func callClient() throws {
+        let relay = try Self.relay()
+        let loop = try EventLoop(name: "call-client")
+        loop.start()
+        defer { loop.shutdown() }
+        let client = CallClient(url: "ws://127.0.0.1:\(relay.httpPort)/call", loop: loop, heartbeatInterval: .milliseconds(100))
+        let replies = Locked<[CallEvent]>([])
+        let closed = Locked<UInt16?>(nil)
+        client.onEvent = { event in if event.event == .reply { replies.update { $0.append(event) } } }
+        client.onClose = { code, _ in closed.update { $0 = code } }
+        let register = client.register(userId: "dana")
+        client.connect()
+        let offline = client.send(message: CallMessage(action: .videoCall, fromUserId: "dana", remoteUserId: "nobody",
+                                                       callId: "c1", fromRoomId: CallStreams.newRoomId()))
+        let renew = client.renewToken("whatever")
+        #expect(eventually(seconds: 5) { replies.value.count >= 3 })
+        func reply(_ id: Int) -> CallEvent? { replies.value.first { $0.id == id } }
+        #expect(reply(register)?.liveCode == .ok && reply(register)?.op == "register")
+        #expect(reply(offline)?.liveCode == .noSuchUser && reply(offline)?.op == "send")
+        #expect(reply(renew) != nil)
+        // Heartbeats (without an id) go out at the interval and are answered too.
+        #expect(eventually(seconds: 2) { replies.value.filter { $0.op == "heartbeat" }.count >= 2 })
+        let numbered = replies.value.compactMap(\.id)
+        #expect(Set(numbered) == [register, offline, renew] && numbered.count == 3)
+
+        relay.shutdown()
+        #expect(eventually(seconds: 5) { closed.value != nil })
+        let late = Locked<CallEvent?>(nil)
+        let id = client.send(message: CallMessage(action: .hangup, fromUserId: "dana", remoteUserId: "bob", callId: "c1")) { event in
+            late.update { $0 = event }
+        }
+        #expect(eventually(seconds: 2) { late.value != nil })
+        #expect(late.value?.id == id && late.value?.liveCode == .networkDisconnected && late.value?.op == "send")
+        #expect(late.value?.message?.contains("call connection") == true)
     }
 }
