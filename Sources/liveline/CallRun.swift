@@ -5,7 +5,9 @@ import Synchronization
 
 /// What reaches a call run's loop, from the kit's threads, stdin and the signals.
 enum CallNote: Sendable {
-    case state(CallStateChange)
+    /// A state change; with a change to `prepared`, `failed` or `idle`, the kit's figures
+    /// as it was made (a next call would reset them before the loop could read them).
+    case state(CallStateChange, CallStats?)
     case event(CallSessionEvent)
     /// A line typed on stdin.
     case command(String)
@@ -99,7 +101,10 @@ final class CallRun {
     func run() throws -> Int32 {
         // Printed by the loop as it takes them: a stats line never follows a call's end.
         let inbox = inbox
-        session.onStateChanged = { inbox.post(.state($0)) }
+        session.onStateChanged = { [weak session] change in
+            let ending = [.prepared, .failed, .idle].contains(change.state)
+            inbox.post(.state(change, ending ? session?.stats : nil))
+        }
         session.onEvent = { inbox.post(.event($0)) }
         let signals = StopSignals { inbox.post(.stop) }
         defer { withExtendedLifetime(signals) {} }
@@ -212,9 +217,9 @@ final class CallRun {
 
     private func handle(_ note: CallNote) {
         switch note {
-        case .state(let change):
+        case .state(let change, let stats):
             report.state(change)
-            changed(change)
+            changed(change, stats: stats)
         case .event(let event):
             report.event(event, answer: manualAnswers)
             received(event)
@@ -229,7 +234,7 @@ final class CallRun {
         }
     }
 
-    private func changed(_ change: CallStateChange) {
+    private func changed(_ change: CallStateChange, stats: CallStats?) {
         let before = state
         state = change.state
         if let id = change.info["callId"] { callId = id }
@@ -244,7 +249,7 @@ final class CallRun {
             (previous, previousTime) = (session.stats, connectedAt!)
         case .prepared, .failed, .idle:
             answerPending = false
-            if Self.inCall.contains(before) { ended(change) }
+            if Self.inCall.contains(before) { ended(change, stats: stats ?? session.stats) }
             if change.state == .failed { signalingLost(change) }
         default:
             break
@@ -291,8 +296,8 @@ final class CallRun {
     }
 
     /// A call is over: its record, its summary, and for a caller the next call or the end.
-    private func ended(_ change: CallStateChange) {
-        var stats = session.stats
+    private func ended(_ change: CallStateChange, stats: CallStats) {
+        var stats = stats
         // The play may be gone with the call: keep the figures of the last second.
         if stats.remote.frames == 0, stats.remote.audioFrames == 0 { stats.remote = previous.remote }
         let connectedSeconds = connectedAt.map { Double(Clock.monotonicMicros() - $0) / 1e6 } ?? 0

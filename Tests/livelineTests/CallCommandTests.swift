@@ -322,6 +322,9 @@ struct CallCommandStdinTests {
         let (p50, p95) = (try #require(summary["setupMsP50"] as? Double), try #require(summary["setupMsP95"] as? Double))
         #expect(p50 > 0 && p50 <= p95, "\(summary)")
         #expect(bob.waitFor(timeout: 5) { $0["event"] as? String == "callSummary" && $0["call"] as? Int == 3 } != nil)
+        // The callee's figures of each call, though the next call comes at once.
+        let bobCalls = bob.events.map(\.object).filter { $0["event"] as? String == "callSummary" }
+        #expect(bobCalls.count == 3 && bobCalls.allSatisfy { $0["acceptToFirstFrameMs"] is Double }, "\(bobCalls)")
         #expect(bob.stop() == 0, "bob: \(bob.stderr)")
     }
 
