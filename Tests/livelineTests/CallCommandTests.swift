@@ -163,6 +163,13 @@ struct CallCommandTests {
         let result = try CLI.liveline("call", "--user", "alice", "--to", "bob", "--server", "rtmp://127.0.0.1:9")
         #expect(result.status == 1, "\(result.stderr)")
         #expect(result.stderr.contains("rtmp://127.0.0.1:9") && result.stderr.contains("Connection refused"), "\(result.stderr)")
+        #expect(UsageMessageTests.typeName(in: result.stderr) == nil, "\(result.stderr)")
+        // A relay whose HTTP port has no call signaling (a web page, not a WebSocket).
+        let line = try Line()
+        let wrong = try CLI.liveline("call", "--user", "alice", "--to", "bob", "--server", "rtmp://127.0.0.1:\(line.server.rtmpPort)",
+                                     "--signal", "ws://127.0.0.1:\(line.server.httpPort)/nothing")
+        #expect(wrong.status == 1, "\(wrong.stderr)")
+        #expect(wrong.stderr.contains("/nothing") && UsageMessageTests.typeName(in: wrong.stderr) == nil, "\(wrong.stderr)")
     }
 
     @Test("Ctrl-C while the signaling does not answer the registration: out at once with 0")
