@@ -8,9 +8,10 @@
 #   nginx_rtmp_conf DIR PORT CONNECTIONS
 #                          writes DIR/nginx.conf: nginx-rtmp with 1 worker, live on,
 #                          chunk size 4096, listening on 127.0.0.1:PORT
-#   start_relays LIVELINE  in $work (bench_workspace first): `LIVELINE serve` on
-#                          $rtmp_port / $http_port and nginx-rtmp on $nginx_port, both
-#                          ready when it returns, both stopped on exit
+#   start_serve LIVELINE   in $work (bench_workspace first): `LIVELINE serve` on free
+#                          ports $rtmp_port / $http_port, ready when it returns, stopped on exit
+#   start_relays LIVELINE  start_serve, and nginx-rtmp on $nginx_port, both ready when it
+#                          returns, both stopped on exit
 #   timed FILE CMD...      runs CMD (stdin from /dev/null) and writes to FILE "WALL USER SYS":
 #                          seconds from before its start to after its exit on the monotonic
 #                          clock, and the CPU seconds it and its children used (getrusage);
@@ -59,13 +60,17 @@ rtmp { server { listen 127.0.0.1:$port; chunk_size 4096; application live { live
 CONF
 }
 
-start_relays() {
+start_serve() {
   local bin=$1
   rtmp_port=$(free_port); http_port=$(free_port)
   show "$bin" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port"
   "$bin" serve --rtmp "127.0.0.1:$rtmp_port" --http "127.0.0.1:$http_port" >"$work/serve.out" 2>"$work/serve.err" &
   pids+=($!)
   for _ in $(seq 100); do grep -q '^ready' "$work/serve.out" 2>/dev/null && break; sleep 0.1; done
+}
+
+start_relays() {
+  start_serve "$1"
   nginx_port=$(free_port)
   nginx_rtmp_conf "$work/nginx" "$nginx_port" 1024
   show nginx -p "$work/nginx" -c "$work/nginx/nginx.conf"

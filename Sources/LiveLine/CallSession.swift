@@ -101,6 +101,10 @@ public final class CallSession: Sendable {
 
     private let handlers = Mutex(Handlers())
     private let core: Mutex<Core>
+    /// The media of ended calls being stopped (each on a thread of its own, so the
+    /// machine's thread never waits for them); `close` waits for them, so what the play
+    /// writes at its end (a snapshot) is written before its completion runs.
+    private let mediaStops = DispatchGroup()
 
     /// A kit for `options.userId`; nothing happens until `prepareForCall`.
     public init(options: Options) {
@@ -250,6 +254,7 @@ public final class CallSession: Sendable {
             }
             timers.values.forEach { $0.cancel() }
             Self.stop(hoster: hoster, guest: guest)
+            _ = mediaStops.wait(timeout: .now() + 6)
             if let client {
                 client.onClose = nil
                 client.disconnect()
@@ -345,7 +350,11 @@ public final class CallSession: Sendable {
                 if let guest = core.guest { core.stats.remote = guest.stats }
                 return (core.hoster, core.guest)
             }
-            Thread.detachNewThread { Self.stop(hoster: hoster, guest: guest) }
+            mediaStops.enter()
+            Thread.detachNewThread { [mediaStops] in
+                Self.stop(hoster: hoster, guest: guest)
+                mediaStops.leave()
+            }
         case .setLocalAudio(let enabled):
             let hoster = core.withLock { core in
                 core.audioEnabled = enabled

@@ -57,6 +57,13 @@ func printLine(_ line: String) -> Bool {
     CommandOutput.standardOutput.write(line + "\n")
 }
 
+/// A report's JSON line: on stdout, or on stderr when stdout carries media
+/// (`toStandardError`) or, with `orStandardError`, when stdout's reader has gone (so a
+/// summary is still seen).
+func printJSONLine(_ line: String, toStandardError: Bool, orStandardError: Bool = false) {
+    if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
+}
+
 /// A compact JSON object from ordered key/value pairs (stable key order for people reading it).
 func jsonLine(_ pairs: KeyValuePairs<String, Any?>) -> String {
     var parts: [String] = []
@@ -66,9 +73,21 @@ func jsonLine(_ pairs: KeyValuePairs<String, Any?>) -> String {
     return "{" + parts.joined(separator: ",") + "}"
 }
 
+/// A value already written as JSON (an object nested in a `jsonLine`).
+struct RawJSON {
+    let text: String
+
+    /// A JSON object of string values, its keys sorted.
+    init(object: [String: String]) {
+        text = "{" + object.sorted { $0.key < $1.key }.map { "\(jsonValue($0.key)):\(jsonValue($0.value))" }
+            .joined(separator: ",") + "}"
+    }
+}
+
 private func jsonValue(_ value: Any?) -> String {
     switch value {
     case nil: return "null"
+    case let v as RawJSON: return v.text
     case let v as Bool: return v ? "true" : "false"
     case let v as Int: return String(v)
     case let v as UInt64: return String(v)

@@ -110,7 +110,7 @@ enum GuestCommand: Command {
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
         let frames = try arguments.int("--frames", in: 1...Int(Int32.max))
-        let duration = try arguments.double("--duration", in: 0.001...(365 * 86400))
+        let duration = try arguments.seconds()
         let snapshot = try arguments.value("--snapshot")
         let y4m = try arguments.value("--y4m")
         let record = try arguments.value("--record")
@@ -122,11 +122,7 @@ enum GuestCommand: Command {
         let bufferMs = try arguments.int("--buffer-ms", in: 0...60_000) ?? 150
         let tries = try arguments.int("--reconnect-tries", in: 0...1000)
         let latencyLogPath = try arguments.value("--latency-log")
-        var json = false
-        if let stats = try arguments.value("--stats") {
-            guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
-            json = true
-        }
+        let json = try arguments.statsJSON()
         let lineId = try arguments.value("--line")
         let apply = arguments.flag("--apply")
         let noPlay = arguments.flag("--no-play")
@@ -138,10 +134,7 @@ enum GuestCommand: Command {
                                  without: "--apply (it describes what a co-host publishes)")
         }
         if lineId == nil, !apply { try arguments.reject(LineOptions.names, without: "--line or --apply") }
-        if let source = try arguments.source("--source") { cohost.source = source }
-        if let size = try arguments.size("--size") { (cohost.width, cohost.height) = size }
-        if let fps = try arguments.int("--fps", in: 1...60) { cohost.fps = fps }
-        if let bitrate = try arguments.int("--bitrate", in: 50...50_000) { cohost.bitrateKbps = bitrate }
+        try arguments.picture(into: &cohost)
         if let spec = try HosterOptions.audioSource(&arguments) { cohost.audioSource = spec }
         let muted = arguments.flag("--mute")
         let tokenProvider = try TokenOption.parse(&arguments)
@@ -152,25 +145,15 @@ enum GuestCommand: Command {
         guard let text = positionals.first else { throw UsageError("missing RTMP_URL") }
         guard positionals.count == 1 else { throw UsageError("unexpected argument '\(positionals[1])'") }
         let url = try Arguments.rtmpURL(text)
-        if let snapshot, !snapshot.lowercased().hasSuffix(".png") {
-            throw UsageError("--snapshot needs a file ending in .png, not '\(snapshot)'")
-        }
+        try PlayOutputs.checkSnapshot(snapshot)
         if let record {
             let lower = record.lowercased()
             guard lower.hasSuffix(".flv") || lower.hasSuffix(".mp4") else {
                 throw UsageError("--record needs a file ending in .flv or .mp4, not '\(record)'")
             }
         }
-        if let out, out != "-" {
-            let lower = out.lowercased()
-            guard lower.hasSuffix(".nut") || lower.hasSuffix(".mkv") else {
-                throw UsageError("--out needs a file ending in .nut or .mkv, or '-', not '\(out)'")
-            }
-        }
-        let onStandardOutput = [("--y4m", y4m), ("--out", out), ("--wav", wav), ("--pcm", pcm)].filter { $0.1 == "-" }.map(\.0)
-        guard onStandardOutput.count <= 1 else {
-            throw UsageError("\(onStandardOutput.joined(separator: " and ")) cannot both write to standard output ('-')")
-        }
+        try PlayOutputs.checkOut(out)
+        let onStandardOutput = try PlayOutputs.onStandardOutput([("--y4m", y4m), ("--out", out), ("--wav", wav), ("--pcm", pcm)])
 
         var options = Guest.Options()
         options.timeout = .milliseconds(Int64(timeout * 1000))
@@ -353,7 +336,7 @@ final class GuestReport: Sendable {
     /// One JSON line to stdout (stderr with `--y4m -`); `orStandardError`: to stderr
     /// when stdout's reader has gone, so the summary is still seen.
     private func emitJSON(_ line: String, orStandardError: Bool = false) {
-        if toStandardError || (!printLine(line) && orStandardError) { printError(line) }
+        printJSONLine(line, toStandardError: toStandardError, orStandardError: orStandardError)
     }
 
     func tick(_ stats: GuestStats, previous: GuestStats, seconds: Double, elapsed: Double) {

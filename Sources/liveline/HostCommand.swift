@@ -206,11 +206,7 @@ struct HosterOptions {
             throw UsageError("\(given) shapes the picture, and --mode audio sends none")
         }
         o.muted = arguments.flag("--mute")
-        if let source = try arguments.source("--source") { c.source = source }
-        if let size = try arguments.size("--size") { (c.width, c.height) = size }
-        if let fps = try arguments.int("--fps", in: 1...60) { c.fps = fps }
-        let bitrateGiven = try arguments.int("--bitrate", in: 50...50_000)
-        if let bitrate = bitrateGiven { c.bitrateKbps = bitrate }
+        let bitrateGiven = try arguments.picture(into: &c)
         if let preset = try arguments.value("--preset") {
             guard HosterConfiguration.presets.contains(preset) else {
                 throw UsageError("--preset must be one of \(HosterConfiguration.presets.joined(separator: ", ")), not '\(preset)'")
@@ -238,7 +234,7 @@ struct HosterOptions {
         if let template = try arguments.mixTemplate("--mix") { c.mixTemplate = template }
         c.mixOptions = try arguments.mixOptions()
         if let n = try arguments.int("--mix-test", in: 0...HosterConfiguration.mixTestColors.count) { c.mixTestCohosts = n }
-        if let duration = try arguments.double("--duration", in: 0.001...(365 * 86400)) { o.duration = duration }
+        if let duration = try arguments.seconds() { o.duration = duration }
         if let record = try arguments.value("--record") {
             let lower = record.lowercased()
             guard lower.hasSuffix(".flv") || lower.hasSuffix(".mp4") else {
@@ -246,10 +242,7 @@ struct HosterOptions {
             }
             o.record = record
         }
-        if let stats = try arguments.value("--stats") {
-            guard stats == "json" else { throw UsageError("--stats accepts only 'json', not '\(stats)'") }
-            o.jsonStats = true
-        }
+        o.jsonStats = try arguments.statsJSON()
         if let tries = try arguments.int("--reconnect-tries", in: 0...1000) { o.push.backoff.maxTries = tries }
         if let ms = try arguments.int("--congestion-ms", in: 50...60_000) { o.push.congestionMilliseconds = ms }
         var abr = true

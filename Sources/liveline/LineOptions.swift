@@ -26,15 +26,19 @@ struct LineOptions {
     /// Parses `--signal`, `--user-id`, `--user-data` for the line `liveId`.
     static func parse(_ arguments: inout Arguments, liveId: String, defaultUserId: String) throws -> LineOptions {
         var options = LineOptions(liveId: liveId, userId: defaultUserId)
-        if let signal = try arguments.value("--signal") {
-            guard signal.hasPrefix("ws://"), signal.count > 5 else {
-                throw UsageError("--signal needs a ws://HOST:PORT/line URL, not '\(signal)'")
-            }
-            options.signal = signal
-        }
+        options.signal = try signalURL(&arguments, path: "line")
         if let userId = try arguments.value("--user-id") { options.userId = userId }
         if let userData = try arguments.value("--user-data") { options.userData = userData }
         return options
+    }
+
+    /// `--signal ws://HOST:PORT/PATH` (the line's or the call's signaling), nil when not given.
+    static func signalURL(_ arguments: inout Arguments, path: String) throws -> String? {
+        guard let signal = try arguments.value("--signal") else { return nil }
+        guard signal.hasPrefix("ws://"), signal.count > 5 else {
+            throw UsageError("--signal needs a ws://HOST:PORT/\(path) URL, not '\(signal)'")
+        }
+        return signal
     }
 
     /// The line server for the stream at `url`, asked from the RTMP server itself (a line

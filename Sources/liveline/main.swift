@@ -11,7 +11,8 @@ let usage = """
     Commands:
       host      capture, filter, mix and encode H.264; push RTMP, record, open a co-host line
       guest     play an RTMP stream (decode, snapshot, y4m, record, latency); apply to co-host
-      serve     relay RTMP streams, run the co-host line signaling and an HTTP API
+      call      a 1v1 private call: wait for calls (--listen) or call a user (--to)
+      serve     relay RTMP streams, run the co-host line and call signaling and an HTTP API
       token     make the server's secret file or mint an access token
       layout    print the rectangles of a mix layout (JSON, a drawing or a PNG)
       devices   list V4L2 cameras with their formats and sizes
@@ -25,7 +26,8 @@ let usage = """
 
     Exit status: 0 done (also when the reader of stdout went away), 1 a runtime failure
     (network, file, device, a push or line that failed), 2 a usage error, 3 refused by
-    the line or the server (601, 602, 604, 605, a refused token, publish or play).
+    the line or the server (601, 602, 604, 605, a refused token, publish or play, a
+    call rejected, busy, offline or unanswered).
     """
 
 // A reader that goes away (`| head`, Ctrl-C in a pipeline) must end a run cleanly, not
@@ -44,6 +46,7 @@ let status: Int32
 switch command {
 case "host": status = HostCommand.main(rest)
 case "guest": status = GuestCommand.main(rest)
+case "call": status = CallCommand.main(rest)
 case "devices": status = DevicesCommand.main(rest)
 case "layout": status = LayoutCommand.main(rest)
 case "serve": status = ServeCommand.main(rest)
