@@ -25,6 +25,20 @@ public final class ShapedLink {
             .deletingLastPathComponent().appendingPathComponent("scripts/netns-link").path
     }
 
+    /// Why no link can be made here (not root, or no permission to make a network
+    /// namespace, as in an unprivileged container), nil when one can: a namespace is made
+    /// and deleted once to find out.
+    public static let unavailable: String? = {
+        guard getuid() == 0 else { return "not root" }
+        let probe = "netns-link-probe-\(getpid())"
+        guard let made = try? ProcessOutput.run("/usr/sbin/ip", ["netns", "add", probe]) else {
+            return "no /usr/sbin/ip (Debian's iproute2)"
+        }
+        guard made.status == 0 else { return "cannot make a network namespace: \(made.stderr)" }
+        _ = try? ProcessOutput.run("/usr/sbin/ip", ["netns", "delete", probe])
+        return nil
+    }()
+
     /// Creates the link, unlimited until `setRate`.
     public init() throws {
         let output = try ProcessOutput.run(Self.script, ["up", "--owner", "\(getpid())"])
