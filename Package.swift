@@ -48,7 +48,7 @@ let package = Package(
             swiftSettings: optimize),
         .executableTarget(
             name: "liveline",
-            dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveRTMP", "LiveServer", "LiveLine"]),
+            dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveRTMP", "LiveServer", "LiveSignal", "LiveLine"]),
         .executableTarget(
             name: "liveline-bench", dependencies: ["LiveCore", "LiveCodec", "LiveCapture", "LiveFilter", "LiveLine"], path: "Benchmarks/PipelineBench",
             swiftSettings: optimize),
