@@ -49,7 +49,7 @@ public struct AudioMixMinus: Sendable {
     private var sum: [Float] = []
 
     /// `ceiling` and `release` as for `AudioMixer`, for every output.
-    public init(ceiling: Float = 0.98, release: Float = 0.2) {
+    public init(ceiling: Float = AudioMixer.defaultCeiling, release: Float = 0.2) {
         self.ceiling = ceiling
         self.release = release
         program = AudioMixer(ceiling: ceiling, release: release)
@@ -63,7 +63,7 @@ public struct AudioMixMinus: Sendable {
         while minus.count < voices.count { minus.append(AudioMixer(ceiling: ceiling, release: release)) }
         if minus.count > voices.count { minus.removeLast(minus.count - voices.count) }
         var programSamples = sum
-        program.limit(&programSamples)
+        program.limit(&programSamples, channelCount: first.channelCount)
         var outputs: [AudioFrame] = []
         outputs.reserveCapacity(voices.count)
         for index in voices.indices {
@@ -75,7 +75,7 @@ public struct AudioMixMinus: Sendable {
                 }
                 initialized = count
             }
-            minus[index].limit(&samples)
+            minus[index].limit(&samples, channelCount: first.channelCount)
             outputs.append(AudioFrame(sampleRate: first.sampleRate, channelCount: first.channelCount, samples: samples, pts: first.pts))
         }
         return Output(program: AudioFrame(sampleRate: first.sampleRate, channelCount: first.channelCount, samples: programSamples,

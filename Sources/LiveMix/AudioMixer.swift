@@ -8,8 +8,13 @@ import LiveCore
 /// the ceiling, the gain drops at once to exactly what fits (no sample of that block is
 /// over); when the sum is quieter again, the gain returns towards 1 by `release` of the
 /// way per block (about 60 ms from −6 dB to −1 dB with 10 ms blocks), never above what
-/// fits the block. Silence in gives silence out; a single voice under the ceiling passes
+/// fits the block, gliding across the block rather than stepping at its start (a step
+/// is a click). Silence in gives silence out; a single voice under the ceiling passes
 /// unchanged. Pure value: the caller keeps one per program.
+///
+/// The default ceiling, −1 dBFS (0.89), leaves the headroom lossy delivery asks for
+/// (EBU R 128's −1 dBTP): AAC's decoder rebuilds a limited sum up to about a tenth
+/// above the level it was given, and at 0.98 a listener's decoder would clip.
 public struct AudioMixer: Sendable {
     /// The largest absolute sample value out.
     public let ceiling: Float
@@ -18,7 +23,10 @@ public struct AudioMixer: Sendable {
     /// The current gain (1: no limiting).
     public private(set) var gain: Float = 1
 
-    public init(ceiling: Float = 0.98, release: Float = 0.2) {
+    /// −1 dBFS.
+    public static let defaultCeiling: Float = 0.891
+
+    public init(ceiling: Float = AudioMixer.defaultCeiling, release: Float = 0.2) {
         precondition(ceiling > 0 && ceiling <= 1 && release > 0 && release <= 1, "ceiling and release must be in 0…1")
         self.ceiling = ceiling
         self.release = release
@@ -42,19 +50,29 @@ public struct AudioMixer: Sendable {
                 }
             }
         }
-        limit(&sum)
+        limit(&sum, channelCount: first.channelCount)
         return AudioFrame(sampleRate: first.sampleRate, channelCount: first.channelCount, samples: sum, pts: first.pts)
     }
 
     /// Scales `samples` in place so that none passes the ceiling (see the type's comment).
-    public mutating func limit(_ samples: inout [Float]) {
+    /// `samples` are planar, `channelCount` channels one after the other: every channel
+    /// takes the same gain at the same instant.
+    public mutating func limit(_ samples: inout [Float], channelCount: Int) {
         var peak: Float = 0
         for sample in samples { peak = max(peak, abs(sample)) }
         let fits = peak > ceiling ? ceiling / peak : 1
+        let start = gain
         gain = min(fits, gain + (1 - gain) * release)
-        guard gain < 1 else { return }
-        // peak × (ceiling / peak) may round one step above the ceiling: clamp that step.
-        let ceiling = ceiling
-        for index in samples.indices { samples[index] = min(ceiling, max(-ceiling, samples[index] * gain)) }
+        guard gain < 1 || start < 1 else { return }
+        // Rising, the gain glides from where it was to where it goes, every step at most
+        // `gain`, which fits; falling, it drops at the block's start. peak × (ceiling /
+        // peak) may round one step above the ceiling: clamp that step.
+        let ceiling = ceiling, end = gain, from = min(start, end)
+        let perChannel = samples.count / max(1, channelCount)
+        let step = perChannel == 0 ? 0 : (end - from) / Float(perChannel)
+        for index in samples.indices {
+            let gain = from + step * Float(index % perChannel + 1)
+            samples[index] = min(ceiling, max(-ceiling, samples[index] * gain))
+        }
     }
 }

@@ -73,7 +73,8 @@ struct AudioMixMinusTests {
     @Test("the outputs follow the number of voices; misaligned voices are refused with a typed error")
     func voicesComeAndGo() throws {
         var mix = AudioMixMinus()
-        #expect(try mix.mix([voice(300, amplitude: 0.5, block: 0), voice(500, amplitude: 0.5, block: 0)]).minus.count == 2)
+        // 0.4 + 0.4 stays under the ceiling: no limiting to recover from afterwards.
+        #expect(try mix.mix([voice(300, amplitude: 0.4, block: 0), voice(500, amplitude: 0.4, block: 0)]).minus.count == 2)
         let alone = try mix.mix([voice(300, amplitude: 0.5, block: 1)])
         #expect(alone.minus.count == 1)
         #expect(alone.minus[0].samples.allSatisfy { $0 == 0 })  // the hoster alone hears no one

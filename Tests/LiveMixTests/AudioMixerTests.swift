@@ -53,6 +53,28 @@ struct AudioMixerTests {
         #expect(mixer.gain > 0.99)
     }
 
+    @Test("the gain rises in a glide, not in steps at the blocks' starts (a step is a click)")
+    func gainGlides() throws {
+        var mixer = AudioMixer()
+        _ = mixer.mix([voice(440, amplitude: 0.9), voice(660, amplitude: 0.9)])
+        #expect(mixer.gain < 0.7)
+        // A steady level after the loud block: what comes out is the gain's own course.
+        let steady = AudioFrame(sampleRate: 48000, channelCount: 2, samples: [Float](repeating: 0.3, count: 960))
+        var out: [[Float]] = []
+        for _ in 0..<10 {
+            let mixed = mixer.mix([steady])
+            out.append(Array(try #require(mixed).channel(1)))
+        }
+        let course = Array(out.joined())
+        let jumps = zip(course, course.dropFirst()).map { $1 - $0 }
+        #expect(jumps.allSatisfy { $0 >= 0 && $0 < 0.001 }, "largest step \(jumps.map(abs).max() ?? 0)")
+        #expect((course.last ?? 0) > 0.3 * 0.9)
+        // Both channels take the same gain at the same instant.
+        let mixed = mixer.mix([steady])
+        let both = try #require(mixed)
+        #expect(Array(both.channel(0)) == Array(both.channel(1)))
+    }
+
     @Test("a shorter voice counts as silence past its end")
     func unevenLengths() throws {
         var mixer = AudioMixer()
