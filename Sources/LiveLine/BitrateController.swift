@@ -28,6 +28,15 @@
 ///   queue between the two levels holds the rate. A step after which the queue grows
 ///   (by `probeToleranceMilliseconds`, at two samples in a row) is taken back at once,
 ///   before it builds a backlog, and the next waits `probeBackoffMilliseconds`.
+/// - Remember the link: a cut notes the rate the link carried (`linkRateKbps`). Steps stop at
+///   `approachFactor` of it, where the link still has room; past it the rate goes only
+///   by a small probe (`pastProbeFactor` above the link's rate)
+///   `pastProbeIntervalMilliseconds` after the cut, taken back like any step if the queue grows,
+///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
+///   worth. When the link carries more than its noted rate (the capacity came back, or
+///   the cut read it low) the note rises to what it carried and the next probe comes
+///   after one calm interval, `pastProbeGrowth` times further past it than the last: a
+///   wrong guess costs one small step, a returned capacity is reached in a few.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
 ///   (`connectionLost`), and the stall that often comes before a loss is taken back —
 ///   the target returns to the last good rate. After a reconnect (or a takeover of the
@@ -70,6 +79,16 @@ public struct BitrateController: Sendable, Equatable {
         public var stepKbps: Int
         /// Calm time before each step up.
         public var probeIntervalMilliseconds = 1000
+        /// Steps stop at this share of the link's rate noted at the last cut (where the
+        /// cut itself goes).
+        public var approachFactor = 0.85
+        /// A probe past the noted rate goes this share above it.
+        public var pastProbeFactor = 0.1
+        /// Calm time at the approach before a probe past the noted rate (and after one
+        /// was taken back).
+        public var pastProbeIntervalMilliseconds = 3000
+        /// After a probe the link carried, the next goes this many times further past it.
+        public var pastProbeGrowth = 2.5
         /// No second cut this soon after one.
         public var cutHoldMilliseconds = 1000
         /// Samples ignored after a reconnect.
@@ -153,6 +172,13 @@ public struct BitrateController: Sendable, Equatable {
     private var linkKbps: [Double] = []
     private var linkTimes: [Int64] = []
     private var settleUntil: Int64?
+    /// The rate the link carried at the last cut (kbit/s of video), until it carries
+    /// more; nil: not known (never cut, or the capacity came back).
+    public private(set) var linkRateKbps: Double?
+    /// When the next probe past `linkRateKbps` may come.
+    private var nextPastProbe: Int64 = .min
+    /// How far past `linkRateKbps` the next probe goes (a share of it).
+    private var pastProbeShare: Double
     /// The lowest queue of the current and the previous base window.
     private var baseWindow = BaseWindow()
 
@@ -179,6 +205,7 @@ public struct BitrateController: Sendable, Equatable {
         self.settings = settings
         targetKbps = min(max(startKbps, settings.minKbps), settings.maxKbps)
         lastGoodKbps = targetKbps
+        pastProbeShare = settings.pastProbeFactor
     }
 
     /// Takes one sample; returns the new target when it changed.
@@ -231,6 +258,10 @@ public struct BitrateController: Sendable, Equatable {
             // The queue grows since the last step, at two samples in a row: that step went
             // past the link. Take it back before it builds a backlog, and wait before the next.
             self.probeTime = nil
+            if let link = linkRateKbps, Double(targetKbps) > link * settings.approachFactor {
+                nextPastProbe = now + Int64(settings.pastProbeIntervalMilliseconds)
+                pastProbeShare = settings.pastProbeFactor
+            }
             targetKbps = lastGoodKbps
             calmSince = nil
             nextProbe = now + Int64(settings.probeBackoffMilliseconds)
@@ -265,9 +296,17 @@ public struct BitrateController: Sendable, Equatable {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
                     lastGoodKbps = targetKbps
-                    let used = carriedKbps(sample) >= Double(targetKbps) * settings.probeUseFactor
-                    if used, now >= nextProbe, targetKbps < settings.maxKbps {
-                        targetKbps = min(settings.maxKbps, targetKbps + settings.stepKbps)
+                    let carried = carriedKbps(sample)
+                    if let link = linkRateKbps, carried >= link * (1 + pastProbeShare / 2) {
+                        // The link carries more than its noted rate: note what it carried and
+                        // probe further, soon.
+                        linkRateKbps = carried
+                        pastProbeShare = min(1, pastProbeShare * settings.pastProbeGrowth)
+                        nextPastProbe = now
+                    }
+                    let used = carried >= Double(targetKbps) * settings.probeUseFactor
+                    if used, now >= nextProbe, targetKbps < settings.maxKbps, let next = nextStep(now: now) {
+                        targetKbps = min(settings.maxKbps, next)
                         probeTime = now
                         probeQueue = queue
                     } else if let probeTime, now - probeTime > Int64(settings.probeWatchMilliseconds) {
@@ -285,6 +324,22 @@ public struct BitrateController: Sendable, Equatable {
         return targetKbps == before ? nil : targetKbps
     }
 
+    /// The next rate up, or nil when none may be tried now: an additive step below the
+    /// approach to the link's noted rate, stopping at it; at the approach, once its calm
+    /// interval is over, a probe past the noted rate.
+    private mutating func nextStep(now: Int64) -> Int? {
+        guard let link = linkRateKbps else { return targetKbps + settings.stepKbps }
+        let approach = Int(link * settings.approachFactor)
+        if targetKbps < approach {
+            let next = min(approach, targetKbps + settings.stepKbps)
+            if next == approach { nextPastProbe = max(nextPastProbe, now + Int64(settings.pastProbeIntervalMilliseconds)) }
+            return next
+        }
+        guard now >= nextPastProbe else { return nil }
+        nextPastProbe = now + Int64(settings.pastProbeIntervalMilliseconds)
+        return max(targetKbps + 1, Int(link * (1 + pastProbeShare)))
+    }
+
     /// The video rate the link carried (the throughput less the sound's share), in kbit/s.
     private func carriedKbps(_ sample: Sample) -> Double {
         sample.sendBytesPerSecond * 8 / 1000 - Double(settings.reservedKbps)
@@ -297,9 +352,13 @@ public struct BitrateController: Sendable, Equatable {
         // throughput is the encoder's, not the link's: the last one with a backlog, in
         // the last 2 s, is.
         if linkTimes.last != sample.timeMilliseconds { carried = max(carried, linkKbps.last ?? 0) }
-        let next = carried >= target / 4
+        let measured = carried >= target / 4
+        let next = measured
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
             : target * settings.downFactor
+        if measured { linkRateKbps = carried }
+        pastProbeShare = settings.pastProbeFactor
+        nextPastProbe = sample.timeMilliseconds + Int64(settings.pastProbeIntervalMilliseconds)
         targetKbps = max(settings.minKbps, min(targetKbps, Int(next)))
         lastCut = sample.timeMilliseconds
         phase = .draining
