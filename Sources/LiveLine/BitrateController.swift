@@ -31,7 +31,8 @@
 /// - Remember the link: a cut notes the rate the link carried (`linkRateKbps`). Steps stop at
 ///   `approachFactor` of it, where the link still has room; past it the rate goes only
 ///   by a small probe (`pastProbeFactor` above the link's rate)
-///   `pastProbeIntervalMilliseconds` after the cut, taken back like any step if the queue grows,
+///   `pastProbeIntervalMilliseconds` after the cut, taken back like any step if the queue
+///   grows before the link has carried it (however long the encoder takes to reach it),
 ///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
 ///   worth. When the link carries more than its noted rate (the capacity came back, or
 ///   the cut read it low) the note rises to what it carried and the next probe comes
@@ -252,7 +253,10 @@ public struct BitrateController: Sendable, Equatable {
         let growing = queue > settings.lowQueueMilliseconds
             && growingSince.map { now - $0 >= Int64(settings.growthMilliseconds) } ?? false
         let congested = confirmed || growing || queue > 2 * settings.highQueueMilliseconds || sample.droppedFrames > 0
-        if let probeTime, now - probeTime <= Int64(settings.probeWatchMilliseconds) || congested,
+        // A probe past the link's noted rate is watched until the link carries it (the
+        // encoder may take longer than the watch to reach it), any other for the watch.
+        let pastLink = linkRateKbps.map { Double(targetKbps) > $0 } ?? false
+        if let probeTime, now - probeTime <= Int64(settings.probeWatchMilliseconds) || congested || pastLink,
            queue > probeQueue + settings.probeToleranceMilliseconds,
            let growingSince, now - growingSince >= 2 * (now - (previousTime ?? now)) {
             // The queue grows since the last step, at two samples in a row: that step went
@@ -295,7 +299,6 @@ public struct BitrateController: Sendable, Equatable {
             if now - since >= Int64(settings.probeIntervalMilliseconds) {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
-                    lastGoodKbps = targetKbps
                     let carried = carriedKbps(sample)
                     if let link = linkRateKbps, carried >= link * (1 + pastProbeShare / 2) {
                         // The link carries more than its noted rate: note what it carried and
@@ -304,12 +307,14 @@ public struct BitrateController: Sendable, Equatable {
                         pastProbeShare = min(1, pastProbeShare * settings.pastProbeGrowth)
                         nextPastProbe = now
                     }
+                    // A probe past the link is good once the link has carried it.
+                    if linkRateKbps.map({ Double(targetKbps) <= $0 }) ?? true { lastGoodKbps = targetKbps }
                     let used = carried >= Double(targetKbps) * settings.probeUseFactor
                     if used, now >= nextProbe, targetKbps < settings.maxKbps, let next = nextStep(now: now) {
                         targetKbps = min(settings.maxKbps, next)
                         probeTime = now
                         probeQueue = queue
-                    } else if let probeTime, now - probeTime > Int64(settings.probeWatchMilliseconds) {
+                    } else if let probeTime, now - probeTime > Int64(settings.probeWatchMilliseconds), !pastLink {
                         self.probeTime = nil
                     }
                 }
@@ -335,7 +340,8 @@ public struct BitrateController: Sendable, Equatable {
             if next == approach { nextPastProbe = max(nextPastProbe, now + Int64(settings.pastProbeIntervalMilliseconds)) }
             return next
         }
-        guard now >= nextPastProbe else { return nil }
+        // One probe past the link at a time, each after its interval.
+        guard Double(targetKbps) <= link, now >= nextPastProbe else { return nil }
         nextPastProbe = now + Int64(settings.pastProbeIntervalMilliseconds)
         return max(targetKbps + 1, Int(link * (1 + pastProbeShare)))
     }

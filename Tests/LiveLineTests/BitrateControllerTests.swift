@@ -84,6 +84,23 @@ struct BitrateControllerTests {
         ])
     }
 
+    @Test("a probe past the link's rate is watched until the link carries it: an encoder slow to reach it does not make it good")
+    func pastProbeWatchedUntilCarried() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        run(&controller, [
+            Row(0, 20, 2500, 2500),
+            Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
+            Row(1250, 20, 1000, 850),
+            Row(3250, 20, 1000, 1100),  // 3 s after the cut, calm: a probe 10 % past the link
+            Row(4250, 20, 880, 1100),   // the encoder is slow to reach it: calm, the link carries no more
+            Row(5250, 20, 950, 1100),
+            Row(6250, 20, 1000, 1100),  // past the 2 s watch of a plain step, still not carried; no second probe
+            Row(6500, 60, 1000, 1100),  // now the queue grows, twice: taken back, to the rate the link did carry
+            Row(6750, 100, 1000, 850),
+        ])
+        #expect(controller.lastGoodKbps == 850)
+    }
+
     @Test("the sound's rate is taken off the throughput before the cut")
     func reservedForSound() {
         var settings = Self.settings
