@@ -35,7 +35,7 @@
 ///   grows before the link has carried it (however long the encoder takes to reach it),
 ///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
 ///   worth. When the link carries more than its noted rate (the capacity came back, or
-///   the cut read it low) the note rises to what it carried and the next probe comes
+///   the cut read it low) the note rises to the probe's rate and the next probe comes
 ///   after one calm interval, `pastProbeGrowth` times further past it than the last: a
 ///   wrong guess costs one small step, a returned capacity is reached in a few.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
@@ -84,12 +84,15 @@ public struct BitrateController: Sendable, Equatable {
         /// cut itself goes).
         public var approachFactor = 0.85
         /// A probe past the noted rate goes this share above it.
-        public var pastProbeFactor = 0.1
+        public var pastProbeFactor = 0.15
         /// Calm time at the approach before a probe past the noted rate (and after one
         /// was taken back).
         public var pastProbeIntervalMilliseconds = 3000
         /// After a probe the link carried, the next goes this many times further past it.
         public var pastProbeGrowth = 2.5
+        /// Calm with a throughput this many times the noted rate: the link carried more
+        /// (an encoder makes a few % less than its target, so the margin is small).
+        public var carriedMoreFactor = 1.03
         /// No second cut this soon after one.
         public var cutHoldMilliseconds = 1000
         /// Samples ignored after a reconnect.
@@ -300,10 +303,11 @@ public struct BitrateController: Sendable, Equatable {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
                     let carried = carriedKbps(sample)
-                    if let link = linkRateKbps, carried >= link * (1 + pastProbeShare / 2) {
-                        // The link carries more than its noted rate: note what it carried and
-                        // probe further, soon.
-                        linkRateKbps = carried
+                    if let link = linkRateKbps, carried >= link * settings.carriedMoreFactor {
+                        // The link carries more than its noted rate: the probe is good (the
+                        // encoder makes a little less than its target), note it and probe
+                        // further, soon.
+                        linkRateKbps = max(carried, Double(targetKbps))
                         pastProbeShare = min(1, pastProbeShare * settings.pastProbeGrowth)
                         nextPastProbe = now
                     }

@@ -45,12 +45,12 @@ struct BitrateControllerTests {
             Row(3750, 50, 900, 850),    // …for a second, but the cut went to 0.85 × the 1000 kbit/s the link carried: no step
             Row(4000, 125, 1000, 850),  // the queue starts to grow: hold, the calm second starts over
             Row(4250, 60, 1000, 850),
-            Row(5250, 60, 1000, 1100),  // 3 s after the cut and a calm second: a small probe, 10 % past the link's rate
-            Row(6250, 60, 900, 1100),
-            Row(7250, 60, 1100, 1375),  // the link carries it: noted, and the next probe goes 2.5 × further (25 %), at once
+            Row(5250, 60, 1000, 1150),  // 3 s after the cut and a calm second: a small probe, 15 % past the link's rate
+            Row(6250, 60, 900, 1150),
+            Row(7250, 60, 1100, 1581),  // the link carries more (≥ 1.03 ×): the probe's rate is noted, the next goes 2.5 × further (37.5 %), at once
         ])
-        #expect(controller.lastGoodKbps == 1100)
-        #expect(controller.linkRateKbps == 1100)
+        #expect(controller.lastGoodKbps == 1150)
+        #expect(controller.linkRateKbps == 1150)
         // Twice the high level cuts at once; drops cut at once too.
         var fast = BitrateController(settings: Self.settings, startKbps: 2000)
         run(&fast, [Row(0, 800, 1500, 1275), Row(1500, 100, 1500, 1275), Row(1750, 200, 1500, drops: 3, 1147)])
@@ -91,11 +91,11 @@ struct BitrateControllerTests {
             Row(0, 20, 2500, 2500),
             Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
             Row(1250, 20, 1000, 850),
-            Row(3250, 20, 1000, 1100),  // 3 s after the cut, calm: a probe 10 % past the link
-            Row(4250, 20, 880, 1100),   // the encoder is slow to reach it: calm, the link carries no more
-            Row(5250, 20, 950, 1100),
-            Row(6250, 20, 1000, 1100),  // past the 2 s watch of a plain step, still not carried; no second probe
-            Row(6500, 60, 1000, 1100),  // now the queue grows, twice: taken back, to the rate the link did carry
+            Row(3250, 20, 1000, 1150),  // 3 s after the cut, calm: a probe 15 % past the link
+            Row(4250, 20, 880, 1150),   // the encoder is slow to reach it: calm, the link carries no more
+            Row(5250, 20, 950, 1150),
+            Row(6250, 20, 1000, 1150),  // past the 2 s watch of a plain step, still not carried; no second probe
+            Row(6500, 60, 1000, 1150),  // now the queue grows, twice: taken back, to the rate the link did carry
             Row(6750, 100, 1000, 850),
         ])
         #expect(controller.lastGoodKbps == 850)
@@ -182,7 +182,7 @@ struct BitrateControllerTests {
         let rises = zip(after, after.dropFirst()).filter { $1.kbps > $0.kbps }
         #expect(rises.allSatisfy { $1.kbps <= 2 * $0.kbps }, "\(rises.map { ($0.kbps, $1.kbps) })")
         let first = try #require(rises.first)
-        #expect(first.1.kbps <= first.0.kbps * 13 / 10, "\(rises.map { ($0.kbps, $1.kbps) })")
+        #expect(first.1.kbps <= first.0.kbps * 14 / 10, "\(rises.map { ($0.kbps, $1.kbps) })")
         #expect(after.allSatisfy { $0.kbps <= 2500 && $0.queue < 100 }, "\(after.map { ($0.kbps, $0.queue) })")
         #expect(link.targets.last?.kbps == 2500)
     }
@@ -195,8 +195,8 @@ struct BitrateControllerTests {
         let dip = link.targets.filter { $0.time > 10_000 && $0.time <= 45_000 }
         #expect(dip.allSatisfy { $0.queue < 150 }, "\(dip.map { ($0.time, $0.kbps, $0.queue) })")
         let past = dip.filter { $0.kbps > dipKbps }
-        // A probe past the link's rate goes at most 10 % past it, one at a time, 3 s apart.
-        #expect(past.allSatisfy { $0.kbps <= dipKbps * 11 / 10 }, "\(past.map { ($0.time, $0.kbps) })")
+        // A probe past the link's rate goes at most 15 % past it, one at a time, 3 s apart.
+        #expect(past.allSatisfy { $0.kbps <= dipKbps * 115 / 100 }, "\(past.map { ($0.time, $0.kbps) })")
         let starts = zip(dip, dip.dropFirst()).filter { $0.kbps <= dipKbps && $1.kbps > dipKbps }.map { $1.time }
         #expect(zip(starts, starts.dropFirst()).allSatisfy { $1 - $0 >= 3000 }, "\(starts)")
         #expect(dip.map(\.kbps).reduce(0, +) / dip.count >= dipKbps * 8 / 10)
