@@ -156,11 +156,30 @@ final class FLVRelayPlayer: RelayPlayer, TCPConnectionHandler, @unchecked Sendab
 
     // MARK: ending
 
-    /// Ends the body in order (what is queued leaves first) and leaves the stream.
+    /// Ends the body in order (what is queued leaves first) and leaves the stream. A
+    /// queue at its high watermark refuses the body's end (the last chunk, the close
+    /// frame): it is sent once the queue has drained to the low one, and the connection
+    /// is dropped if it has not within `idleTimeout`.
     private func end(_ reason: String) {
         guard !closed else { return }
         Log.info("\(label) \(peer): \(reason) (\(key)); closing")
         leave()
+        finishBody(reason, deadline: Clock.monotonicMicros() + EventLoopMicros.of(server.configuration.idleTimeout))
+    }
+
+    /// How often an ending body checks whether its queue takes the end.
+    private static let endRetry = Duration.milliseconds(100)
+
+    private func finishBody(_ reason: String, deadline: UInt64) {
+        guard connection.state == .open else { return }
+        guard connection.isWritable else {
+            if Clock.monotonicMicros() >= deadline {
+                connection.abort(.timedOut("\(label) viewer's last bytes"))
+                return
+            }
+            tickTimer = loop.schedule(after: Self.endRetry) { [self] in finishBody(reason, deadline: deadline) }
+            return
+        }
         switch framing {
         case .chunked:
             connection.write(FLVFramedBytes.lastChunk)
@@ -172,7 +191,7 @@ final class FLVRelayPlayer: RelayPlayer, TCPConnectionHandler, @unchecked Sendab
         }
     }
 
-    /// Leaves the stream; the connection is closing or closed.
+    /// Leaves the stream (the connection is closing, closed, or ending its body).
     private func leave() {
         closed = true
         tickTimer?.cancel()
