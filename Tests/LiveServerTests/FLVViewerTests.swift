@@ -215,6 +215,36 @@ struct FLVViewerTests {
         #expect(frames.count < frameCount)
     }
 
+    @Test("a viewer that takes no byte for idleTimeout while some wait for it is closed and counted as a timeout; a reading one stays")
+    func stalledViewerClosed() throws {
+        let relay = try startRelay {
+            $0.idleTimeout = .milliseconds(800)
+            $0.pingInterval = .milliseconds(200)
+            $0.playerHighWatermark = 128 << 10
+            $0.playerLowWatermark = 32 << 10
+        }
+        defer { relay.shutdown() }
+        let publisher = try startSyntheticPublisher(relay.rtmpPort, "live/stall")
+        let stalled = try TestFLVViewer(port: relay.httpPort, path: "/live/stall.flv", receiveBufferSize: 4096)
+        #expect(stalled.readHead())
+        let reader = try TestFLVViewer(port: relay.httpPort, path: "/live/stall.flv")
+        #expect(reader.readHead())
+        #expect(try eventually(2) { try apiStreams(relay).first?.players == 2 })
+        // 50 KB frames for 2.5 s: far more than the stalled viewer's socket and queue hold.
+        for index in 0..<75 {
+            try publisher.sendVideo(SyntheticVideo.frame(index: index, keyframe: index % 15 == 0, size: 50_000), timestamp: UInt32(index * 33))
+            try publisher.drain()
+            reader.read(timeout: 0.033)
+        }
+        #expect(try eventually(3) { try apiStreams(relay).first?.players == 1 })
+        let left = try #require(try apiStreams(relay).first?.playerDetails.first)
+        // The stalled one went (the publisher, silent from now, may time out too later).
+        #expect(relay.rtmp.counters.timeouts.load(ordering: .relaxed) >= 1)
+        #expect(left.bytesOut > 75 * 50_000)
+        #expect(stalled.socket.closesWithin(3))
+        #expect(!reader.ended)
+    }
+
     @Test("a viewer whose publisher dropped (no unpublish) waits idleTimeout for it, then its body ends")
     func publisherGone() throws {
         let relay = try startRelay {
