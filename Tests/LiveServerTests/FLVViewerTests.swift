@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveNet
 import LiveTestSupport
 import Testing
@@ -319,5 +320,30 @@ struct FLVAuthTests {
         #expect(try eventually(3) { try authStreams(relay).first?.players == 3 })
         // The API itself still wants an api token.
         #expect(try httpGet(port: relay.httpPort, "/api/streams?token=\(TestTokens.play("live/cam"))").status == 401)
+    }
+
+    @Test("--on-expiry close ends an HTTP-FLV body and a WebSocket feed whose token expires, at the next tick")
+    func expiry() throws {
+        let relay = try startRelay {
+            $0.auth = TokenVerifier(secret: TestTokens.secret, leewaySeconds: 0)
+            $0.onExpiry = .close
+            $0.pingInterval = .milliseconds(200)
+        }
+        defer { relay.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "flv-expiry")
+        defer { clients.shutdown() }
+        let publisher = try startSyntheticPublisher(relay.rtmpPort, "live/cam?token=\(TestTokens.publish("live/cam"))")
+        try publishFrames(publisher, 0..<3)
+        let token = TestTokens.play("live/cam", ttl: 2)
+        let started = Date()
+        let viewer = try TestFLVViewer(port: relay.httpPort, path: "/live/cam.flv?token=\(token)")
+        let socket = TestWebSocketViewer(url: "ws://127.0.0.1:\(relay.httpPort)/ws/live/cam?token=\(token)", on: clients.loops[0])
+        #expect(viewer.readHead())
+        #expect(viewer.status == 200)
+        viewer.read(timeout: 6)
+        #expect(viewer.sawLastChunk)
+        #expect(eventually(2) { socket.closeCode.value == 1000 })
+        let after = Date().timeIntervalSince(started)
+        #expect(after > 1 && after < 4.5, "ended \(after) s after the start of a 2 s token")
     }
 }
