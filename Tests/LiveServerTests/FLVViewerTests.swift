@@ -67,6 +67,17 @@ struct FLVViewerTests {
         #expect(text.hasSuffix("\r\n\r\n"), "nothing after the head: \(text)")
     }
 
+    @Test("co-host and call streams go through the relay's play rule, as RTMP plays do: 403 with its reason, counted")
+    func playRule() throws {
+        let relay = try startRelay()
+        defer { relay.shutdown() }
+        let refused = try httpGet(port: relay.httpPort, "/live/line-x.hear.flv")
+        #expect(refused.status == 403)
+        #expect(refused.body.contains("not the hear stream of a co-host"))
+        #expect(try TestWebSocketProbe(port: relay.httpPort, path: "/ws/live/line-x.hear").status == 403)
+        #expect(relay.rtmp.counters.refusedPlays.load(ordering: .relaxed) == 2)
+    }
+
     @Test("HTTP-FLV: the FLV header, onMetaData, the sequence headers, the GOP from its keyframe, then live tags; unpublishing ends the chunked body")
     func httpBody() throws {
         let relay = try startRelay()
