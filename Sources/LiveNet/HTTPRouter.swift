@@ -1,5 +1,7 @@
 /// Routes requests by method and path pattern. Patterns are literal segments,
-/// `{name}` segments that capture one segment ("/api/live/{id}/members"), and a final
+/// `{name}` segments that capture one segment ("/api/live/{id}/members"), `{name}.ext`
+/// segments that capture one segment ending in ".ext" without it ("/{app}/{stream}.m3u8"
+/// matches "/live/cam.m3u8" with stream "cam"), and a final
 /// `*` that matches the rest of the path (captured as "*"). Routes are tried in the
 /// order they were added; HEAD falls back to the GET route. A path that matches only
 /// under other methods gives 405 with those methods in Allow.
@@ -19,7 +21,7 @@ public struct HTTPRouter: Sendable {
 
     private enum Segment: Sendable {
         case literal(String)
-        case parameter(String)
+        case parameter(String, suffix: String)
         case rest
     }
 
@@ -45,8 +47,9 @@ public struct HTTPRouter: Sendable {
                 precondition(index == parts.count - 1, "* must be the last segment of \(pattern)")
                 return .rest
             }
-            if part.hasPrefix("{"), part.hasSuffix("}"), part.count > 2 {
-                return .parameter(String(part.dropFirst().dropLast()))
+            if part.hasPrefix("{"), let close = part.firstIndex(of: "}"), part.index(after: part.startIndex) < close {
+                return .parameter(String(part[part.index(after: part.startIndex)..<close]),
+                                  suffix: String(part[part.index(after: close)...]))
             }
             return .literal(part)
         }
@@ -110,9 +113,9 @@ public struct HTTPRouter: Sendable {
                 return parameters
             case .literal(let text):
                 guard index < parts.count, parts[index] == text else { return nil }
-            case .parameter(let name):
-                guard index < parts.count else { return nil }
-                parameters[name] = parts[index]
+            case .parameter(let name, let suffix):
+                guard index < parts.count, parts[index].count > suffix.count, parts[index].hasSuffix(suffix) else { return nil }
+                parameters[name] = String(parts[index].dropLast(suffix.count))
             }
         }
         return parts.count == segments.count ? parameters : nil

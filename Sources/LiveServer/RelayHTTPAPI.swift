@@ -7,7 +7,8 @@ import Synchronization
 /// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4); with a
 /// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
 /// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`); with a call service, the
-/// WebSocket `GET /call`. With auth on, every route but `/healthz`, `/metrics`, `/line`
+/// WebSocket `GET /call`; with HLS, `GET /{app}/{stream}.m3u8` and its segments (see
+/// `HLSHTTPRoutes`). With auth on, every route but `/healthz`, `/metrics`, `/line`
 /// and `/call` needs an `api` token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
     /// What `/metrics` reports beside the relay's own counters: the loops' refused tasks
@@ -27,10 +28,11 @@ public enum RelayHTTPAPI {
 
     /// The routes, answered on the HTTP connection's loop from the server's counters.
     public static func router(for server: RTMPServer, line: LineService? = nil, call: CallService? = nil,
-                              surroundings: Surroundings = Surroundings()) -> HTTPRouter {
+                              hls: HLSService? = nil, surroundings: Surroundings = Surroundings()) -> HTTPRouter {
         var router = HTTPRouter()
         if let line { LineHTTPAPI.add(line, to: &router) }
         if let call { router.get("/call", call.webSocketHandler()) }
+        if let hls { HLSHTTPRoutes.add(hls, to: &router) }
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
