@@ -134,7 +134,9 @@ def percentile(values, share):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit(print(__doc__.split("\n\n")[1], file=sys.stderr) or 2)
+        print("usage: hls-latency.py PLAYLIST_URL SECONDS  (prints capture → listed latencies in ms, one a line)",
+              file=sys.stderr)
+        sys.exit(2)
     url = sys.argv[1]
     try:
         seconds = float(sys.argv[2])

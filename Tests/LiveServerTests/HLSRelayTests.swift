@@ -154,3 +154,29 @@ struct HLSRelayTests {
         #expect(playlistEntries(bearer.body).uris.first?.contains("?") == false, "a Bearer token is not written into URIs")
     }
 }
+
+@Suite("Benchmarks/lib/hls-latency.py against a liveline host push", .serialized,
+       .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 is not installed"))
+struct HLSLatencyScriptTests {
+    @Test("prints one capture → listed latency per frame from the capture-time SEI: 30 a segment, within 0–3 s, the first frames a segment longer")
+    func latencies() throws {
+        let relay = try startHLSRelay()
+        defer { relay.shutdown() }
+        let host = try ChildProcess(BuildProducts.liveline, ["host", "rtmp://127.0.0.1:\(relay.rtmpPort)/live/timed",
+                                                            "--size", "320x180", "--keyint", "1"])
+        defer { host.signal(SIGTERM); _ = host.wait(timeout: 10) }
+        #expect(try eventually(10) { try apiStreams(relay).first?.frames ?? 0 > 0 }, "\(host.stderr)")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Benchmarks/lib/hls-latency.py").path
+        let reader = try ChildProcess("/usr/bin/python3", [script, "http://127.0.0.1:\(relay.httpPort)/live/timed.m3u8", "3.5"])
+        #expect(reader.wait(timeout: 20) == 0, "\(reader.stderr)")
+        let values = reader.stdout.split(separator: "\n").compactMap { Double($0) }
+        print("hls-latency.py: \(reader.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        #expect(values.count >= 60, "\(reader.stdout)")
+        #expect(values.allSatisfy { $0 > 0 && $0 < 3000 }, "\(values)")
+        #expect((values.max() ?? 0) - (values.min() ?? 0) > 600, "a segment's first frame waited about a segment longer than its last")
+        let usage = try ChildProcess("/usr/bin/python3", [script])
+        #expect(usage.wait(timeout: 10) == 2)
+        #expect(usage.stderr.contains("usage: hls-latency.py PLAYLIST_URL SECONDS"), "\(usage.stderr)")
+    }
+}
