@@ -24,13 +24,19 @@ struct HLSSegmenter {
 
     /// One finished segment.
     struct Segment: Sendable {
-        /// Its number in the stream (`#EXT-X-MEDIA-SEQUENCE` counts these).
-        let sequence: UInt64
+        /// Its number in the stream (`#EXT-X-MEDIA-SEQUENCE` counts these), given by the
+        /// window that keeps it (a segment it refuses takes no number).
+        var sequence: UInt64 = 0
         let durationMilliseconds: UInt32
         /// The MPEG-TS bytes.
         let bytes: [UInt8]
         /// Something was lost or reset before it: players must not expect continuity.
         let discontinuity: Bool
+
+        /// The same segment, marked a discontinuity.
+        var markedDiscontinuous: Segment {
+            Segment(sequence: sequence, durationMilliseconds: durationMilliseconds, bytes: bytes, discontinuity: true)
+        }
     }
 
     /// Keyframes a little early still close a segment (a GOP of exactly the target
@@ -48,7 +54,6 @@ struct HLSSegmenter {
     private var current: [UInt8] = []
     /// The start of the segment being built (ms on `timeline`), nil while waiting for a start point.
     private var currentStart: UInt64?
-    private var nextSequence: UInt64 = 0
     private var discontinuityPending = false
     private var timeline = Timeline()
 
@@ -128,9 +133,8 @@ struct HLSSegmenter {
         var finished: Segment?
         if let start = currentStart {
             guard time >= start, time - start >= minimum else { return nil }
-            finished = Segment(sequence: nextSequence, durationMilliseconds: UInt32(clamping: time - start),
-                               bytes: current, discontinuity: discontinuityPending)
-            nextSequence += 1
+            finished = Segment(durationMilliseconds: UInt32(clamping: time - start), bytes: current,
+                               discontinuity: discontinuityPending)
             discontinuityPending = false
         }
         let hasVideo = parameterSets != nil, hasAudio = adts != nil

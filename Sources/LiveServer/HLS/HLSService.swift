@@ -31,10 +31,14 @@ public final class HLSService: Sendable {
         public var firstSegmentTimeout: Duration
         /// Streams segmented at once; a request for one more answers 503.
         public var maxStreams: Int
+        /// The windows of all streams together (segments being cut are not counted: each
+        /// is bounded by `maxSegmentBytes`); past it, a stream whose window grows gives
+        /// up its own oldest segments, or the new one.
+        public var maxWindowBytesTotal: Int
 
         public init(segmentTargetMilliseconds: UInt32 = 1000, windowSegments: Int = 6, maxWindowBytes: Int = 24 << 20,
                     maxSegmentBytes: Int = 8 << 20, idleTimeout: Duration = .seconds(30),
-                    firstSegmentTimeout: Duration = .seconds(10), maxStreams: Int = 256) {
+                    firstSegmentTimeout: Duration = .seconds(10), maxStreams: Int = 256, maxWindowBytesTotal: Int = 512 << 20) {
             self.segmentTargetMilliseconds = segmentTargetMilliseconds
             self.windowSegments = windowSegments
             self.maxWindowBytes = maxWindowBytes
@@ -42,6 +46,7 @@ public final class HLSService: Sendable {
             self.idleTimeout = idleTimeout
             self.firstSegmentTimeout = firstSegmentTimeout
             self.maxStreams = maxStreams
+            self.maxWindowBytesTotal = maxWindowBytesTotal
         }
 
         /// The most bytes one stream's HLS holds: its window and the segment being cut.
@@ -59,6 +64,8 @@ public final class HLSService: Sendable {
     }
 
     public let limits: Limits
+    /// What all streams' windows hold (`Limits.maxWindowBytesTotal`).
+    public let budget: ByteBudget
     /// How often streams are checked for their end, idleness and waiters past their deadline.
     static let sweepInterval: Duration = .milliseconds(500)
     let server: RTMPServer
@@ -69,6 +76,7 @@ public final class HLSService: Sendable {
     /// Serves `server`'s streams; the sweep runs on one of `group`'s loops.
     public init(limits: Limits = Limits(), server: RTMPServer, group: EventLoopGroup) {
         self.limits = limits
+        budget = ByteBudget(limit: limits.maxWindowBytesTotal)
         self.server = server
         self.group = group
         scheduleSweep()
@@ -110,7 +118,7 @@ public final class HLSService: Sendable {
         let started: HLSStreamPlayer? = players.withLock { players in
             if let racing = players[key] { return racing }
             guard players.count < limits.maxStreams else { return nil }
-            let player = HLSStreamPlayer(key: key, loop: group.next(), limits: limits, nowMicros: now) { [weak self] player in
+            let player = HLSStreamPlayer(key: key, loop: group.next(), limits: limits, budget: budget, nowMicros: now) { [weak self] player in
                 self?.end(player)
             }
             players[key] = player

@@ -33,7 +33,7 @@ final class HLSStreamPlayer: RelayPlayer {
     /// Told (on `loop`) when the publisher unpublished: the service forgets this stream.
     private let onUnpublished: @Sendable (HLSStreamPlayer) -> Void
 
-    init(key: StreamKey, loop: EventLoop, limits: HLSService.Limits, nowMicros: UInt64,
+    init(key: StreamKey, loop: EventLoop, limits: HLSService.Limits, budget: ByteBudget?, nowMicros: UInt64,
          onUnpublished: @escaping @Sendable (HLSStreamPlayer) -> Void) {
         self.key = key
         self.loop = loop
@@ -42,7 +42,7 @@ final class HLSStreamPlayer: RelayPlayer {
         let segmenter = HLSSegmenter(limits: .init(targetMilliseconds: limits.segmentTargetMilliseconds,
                                                    maxSegmentBytes: limits.maxSegmentBytes))
         state = Mutex(State(segmenter: segmenter,
-                            window: HLSWindow(maxSegments: limits.windowSegments, maxBytes: limits.maxWindowBytes),
+                            window: HLSWindow(maxSegments: limits.windowSegments, maxBytes: limits.maxWindowBytes, budget: budget),
                             lastRequestMicros: nowMicros))
     }
 
@@ -69,6 +69,7 @@ final class HLSStreamPlayer: RelayPlayer {
             defer {
                 s.stream = nil
                 s.waiters = []
+                s.window.release()
             }
             return (s.stream, s.waiters)
         }
@@ -121,7 +122,7 @@ final class HLSStreamPlayer: RelayPlayer {
             for message in messages {
                 guard let segment = s.segmenter.add(kind: message.kind, timestamp: message.raw.timestamp,
                                                     payload: message.raw.payload) else { continue }
-                s.window.append(segment)
+                guard s.window.append(segment) else { continue }
                 RelayCounters.add(counters.bytesOut, segment.bytes.count)
                 added = true
             }

@@ -2,28 +2,67 @@
 /// serve: at most `maxSegments` of them and at most `maxBytes` together (the oldest go
 /// first; the newest always stays). A segment that left the window answers 404.
 ///
+/// With a `budget` (the server-wide one of all streams' windows), what the window holds
+/// is charged to it; when the budget is spent, this window gives up its own oldest
+/// segments for the new one, and refuses the new one when even that is not enough (the
+/// next one kept is then marked a discontinuity). The window that charged must
+/// `release()` when it is thrown away; copies of it (handed to readers) must not.
+///
 /// Pure value; the stream's `HLSStreamPlayer` keeps it under its lock.
 struct HLSWindow {
     let maxSegments: Int
     let maxBytes: Int
+    let budget: ByteBudget?
     private(set) var segments: [HLSSegmenter.Segment] = []
     private(set) var byteCount = 0
     /// Discontinuities that left the window (`#EXT-X-DISCONTINUITY-SEQUENCE`).
     private(set) var discontinuitiesGone = 0
+    /// The number the next segment kept gets.
+    private(set) var nextSequence: UInt64 = 0
+    /// Segments refused because the budget was spent.
+    private(set) var refusedCount = 0
+    private var refusedSinceLast = false
 
-    init(maxSegments: Int, maxBytes: Int) {
+    init(maxSegments: Int, maxBytes: Int, budget: ByteBudget? = nil) {
         self.maxSegments = max(1, maxSegments)
         self.maxBytes = maxBytes
+        self.budget = budget
     }
 
-    mutating func append(_ segment: HLSSegmenter.Segment) {
-        segments.append(segment)
-        byteCount += segment.bytes.count
-        while segments.count > maxSegments || (byteCount > maxBytes && segments.count > 1) {
-            let gone = segments.removeFirst()
-            byteCount -= gone.bytes.count
-            if gone.discontinuity { discontinuitiesGone += 1 }
+    /// Keeps `segment` as the newest, numbered; false when the budget refused it.
+    @discardableResult
+    mutating func append(_ segment: HLSSegmenter.Segment) -> Bool {
+        if let budget {
+            while !budget.charge(segment.bytes.count) {
+                guard !segments.isEmpty else {
+                    refusedCount += 1
+                    refusedSinceLast = true
+                    return false
+                }
+                dropOldest()
+            }
         }
+        var kept = segment
+        kept.sequence = nextSequence
+        if refusedSinceLast && !kept.discontinuity { kept = kept.markedDiscontinuous }
+        refusedSinceLast = false
+        nextSequence += 1
+        segments.append(kept)
+        byteCount += kept.bytes.count
+        while segments.count > maxSegments || (byteCount > maxBytes && segments.count > 1) { dropOldest() }
+        return true
+    }
+
+    /// Gives back to the budget what this window holds, and empties it.
+    mutating func release() {
+        while !segments.isEmpty { dropOldest() }
+    }
+
+    private mutating func dropOldest() {
+        let gone = segments.removeFirst()
+        byteCount -= gone.bytes.count
+        budget?.refund(gone.bytes.count)
+        if gone.discontinuity { discontinuitiesGone += 1 }
     }
 
     /// The segment numbered `sequence`, if still in the window.
