@@ -118,6 +118,27 @@ struct HLSRelayTests {
         #expect((1...2).contains(playlistEntries(playlist).uris.count), "\(playlist)")
     }
 
+    @Test("segmenting stops after idleTimeout without requests (a request starts it again) and publisherGrace after the publisher's connection dropped")
+    func stops() throws {
+        let relay = try startHLSRelay(HLSService.Limits(idleTimeout: .seconds(1), publisherGrace: .milliseconds(600)))
+        defer { relay.shutdown() }
+        let publisher = try ffmpegAVPublisher("rtmp://127.0.0.1:\(relay.rtmpPort)/live/quiet", seconds: 20)
+        defer { publisher.signal(SIGKILL); _ = publisher.wait(timeout: 5) }
+        #expect(try eventually(8) { try apiStreams(relay).first?.frames ?? 0 > 0 })
+        #expect(try httpGet(port: relay.httpPort, "/live/quiet.m3u8").status == 200)
+        #expect(try apiStreams(relay).first?.players == 1)
+        #expect(eventually(4) { relay.hls?.streamCount == 0 })
+        #expect(try apiStreams(relay).first?.players == 0, "the HLS player left the relayed stream")
+        #expect(try httpGet(port: relay.httpPort, "/live/quiet.m3u8").status == 200)
+        #expect(relay.hls?.streamCount == 1)
+
+        publisher.signal(SIGKILL)
+        _ = publisher.wait(timeout: 5)
+        #expect(relay.hls?.streamCount == 1, "kept for the publisher's return")
+        #expect(eventually(3) { relay.hls?.streamCount == 0 })
+        #expect(try httpGet(port: relay.httpPort, "/live/quiet.m3u8").status == 404)
+    }
+
     @Test("names nobody publishes, co-host and call streams, and bad segment numbers answer 404")
     func notFound() throws {
         let relay = try startHLSRelay(HLSService.Limits(firstSegmentTimeout: .seconds(1)))

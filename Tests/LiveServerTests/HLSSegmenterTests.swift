@@ -236,6 +236,19 @@ struct HLSSegmenterTests {
         #expect(segments.map(\.discontinuity) == [false, true, false])
     }
 
+    @Test("a repeated sequence header changes nothing; a different one (a new publisher) drops the segment being cut and marks the next a discontinuity")
+    func newHeaders() {
+        var segmenter = HLSFixture.segmenter()
+        var segments = HLSFixture.feed(&segmenter, seconds: 1.5, gop: 15)
+        _ = segmenter.add(kind: .videoHeader, timestamp: 1500, payload: HLSFixture.videoHeader)
+        _ = segmenter.add(kind: .audioHeader, timestamp: 1500, payload: HLSFixture.audioHeader)
+        #expect(segmenter.pendingBytes > 0)
+        _ = segmenter.add(kind: .videoHeader, timestamp: 1510, payload: HLSFixture.videoHeader.dropLast() + [0x81])
+        #expect(segmenter.pendingBytes == 0)
+        segments += HLSFixture.feed(&segmenter, from: 1520, seconds: 2.1, gop: 30)
+        #expect(segments.map(\.discontinuity) == [false, true, false])
+    }
+
     @Test("a segment past maxSegmentBytes is dropped, never kept: the stream goes on at the next keyframe")
     func oversizedSegment() {
         var segmenter = HLSFixture.segmenter(maxSegmentBytes: 40_000)

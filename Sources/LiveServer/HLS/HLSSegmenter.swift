@@ -50,6 +50,9 @@ struct HLSSegmenter {
     /// SPS and PPS in Annex B, put before every keyframe; nil before a usable AVC sequence header.
     private var parameterSets: [UInt8]?
     private var adts: ADTSHeader?
+    /// The sequence headers as they came, to tell a new publisher's (a restart) from a repeat.
+    private var videoHeader: [UInt8]?
+    private var audioHeader: [UInt8]?
     private var muxer: MPEGTSMuxer?
     private var current: [UInt8] = []
     /// The start of the segment being built (ms on `timeline`), nil while waiting for a start point.
@@ -71,12 +74,16 @@ struct HLSSegmenter {
         case .metadata:
             return nil
         case .videoHeader:
+            if Self.replaces(videoHeader, payload) { lost() }
+            videoHeader = payload
             guard let configuration = try? FLVVideoTag(parsing: payload).decoderConfiguration(),
                   !configuration.sps.isEmpty, !configuration.pps.isEmpty else { return nil }
             lengthSize = configuration.lengthSize
             parameterSets = configuration.annexB
             return nil
         case .audioHeader:
+            if Self.replaces(audioHeader, payload) { lost() }
+            audioHeader = payload
             adts = payload.count >= 2 ? try? ADTSHeader(audioSpecificConfig: payload.dropFirst(2)) : nil
             return nil
         case .keyframe, .interframe:
@@ -84,6 +91,13 @@ struct HLSSegmenter {
         case .audio:
             return addAudio(payload, time: time)
         }
+    }
+
+    /// A sequence header that differs from the one before (a new publisher, an encoder
+    /// restart): what was cut with the old one is dropped (`lost()`) and the next segment,
+    /// starting at a keyframe with the new one, is a discontinuity.
+    private static func replaces(_ stored: [UInt8]?, _ payload: [UInt8]) -> Bool {
+        stored.map { $0 != payload } ?? false
     }
 
     /// Messages never reached the segmenter: what it was building is dropped and the next

@@ -10,8 +10,9 @@ import Synchronization
 /// browser (co-host and call streams, RTMP-only audiences) should not pay; and the GOP
 /// cache's replay hands the new segmenter the current GOP at once, so the first playlist
 /// is ready one keyframe interval later. It stops when the publisher unpublishes, when
-/// the stream has no publisher any more (checked every `sweepInterval`), or when nobody
-/// asked for its playlist or segments for `idleTimeout`; its segments then answer 404.
+/// the stream has had no publisher for `publisherGrace` (a dropped connection; checked
+/// every `sweepInterval`), or when nobody asked for its playlist or segments for
+/// `idleTimeout`; its playlist and segments then answer 404.
 ///
 /// Thread-safe: the table is in a Mutex (taken before a stream player's own lock, never after).
 public final class HLSService: Sendable {
@@ -29,6 +30,9 @@ public final class HLSService: Sendable {
         public var idleTimeout: Duration
         /// How long a first playlist request waits for the first segment (then 404).
         public var firstSegmentTimeout: Duration
+        /// A stream whose publisher's connection dropped (without unpublishing) keeps its
+        /// HLS this long for the publisher to come back (a kit reconnects within seconds).
+        public var publisherGrace: Duration
         /// Streams segmented at once; a request for one more answers 503.
         public var maxStreams: Int
         /// The windows of all streams together (segments being cut are not counted: each
@@ -38,13 +42,15 @@ public final class HLSService: Sendable {
 
         public init(segmentTargetMilliseconds: UInt32 = 1000, windowSegments: Int = 6, maxWindowBytes: Int = 24 << 20,
                     maxSegmentBytes: Int = 8 << 20, idleTimeout: Duration = .seconds(30),
-                    firstSegmentTimeout: Duration = .seconds(10), maxStreams: Int = 256, maxWindowBytesTotal: Int = 512 << 20) {
+                    firstSegmentTimeout: Duration = .seconds(10), publisherGrace: Duration = .seconds(5), maxStreams: Int = 256,
+                    maxWindowBytesTotal: Int = 512 << 20) {
             self.segmentTargetMilliseconds = segmentTargetMilliseconds
             self.windowSegments = windowSegments
             self.maxWindowBytes = maxWindowBytes
             self.maxSegmentBytes = maxSegmentBytes
             self.idleTimeout = idleTimeout
             self.firstSegmentTimeout = firstSegmentTimeout
+            self.publisherGrace = publisherGrace
             self.maxStreams = maxStreams
             self.maxWindowBytesTotal = maxWindowBytesTotal
         }
@@ -162,11 +168,12 @@ public final class HLSService: Sendable {
     func sweep() {
         let now = Clock.monotonicMicros()
         let idle = EventLoopMicros.of(limits.idleTimeout)
+        let grace = EventLoopMicros.of(limits.publisherGrace)
         for player in players.withLock({ Array($0.values) }) {
             player.expireWaiters(nowMicros: now)
-            let joinedButGone = player.stream.map { !$0.hasPublisher } ?? false
-            if joinedButGone || player.idleMicros(nowMicros: now) > idle {
-                Log.info("hls: \(player.key) \(joinedButGone ? "ended" : "not requested for \(limits.idleTimeout)"); its segments are gone")
+            let gone = player.publisherGoneMicros(nowMicros: now) > grace
+            if gone || player.idleMicros(nowMicros: now) > idle {
+                Log.info("hls: \(player.key) \(gone ? "lost its publisher" : "was not requested for \(limits.idleTimeout)"); its segments are gone")
                 end(player)
             }
         }

@@ -23,6 +23,8 @@ final class HLSStreamPlayer: RelayPlayer {
         var lastRequestMicros: UInt64
         var waiters: [Waiter] = []
         var ended = false
+        /// When the sweep first found the joined stream without a publisher.
+        var publisherGoneSinceMicros: UInt64?
     }
 
     let key: StreamKey
@@ -99,6 +101,21 @@ final class HLSStreamPlayer: RelayPlayer {
 
     /// Bytes this stream's HLS holds: its window and the segment being cut.
     var heldBytes: Int { state.withLock { $0.window.byteCount + $0.segmenter.pendingBytes } }
+
+    /// How long the joined stream has been without a publisher, as the sweep sees it
+    /// (0 while it has one, or before the join).
+    func publisherGoneMicros(nowMicros: UInt64) -> UInt64 {
+        let live = stream?.hasPublisher ?? true
+        return state.withLock { s in
+            guard !live else {
+                s.publisherGoneSinceMicros = nil
+                return 0
+            }
+            let since = s.publisherGoneSinceMicros ?? nowMicros
+            s.publisherGoneSinceMicros = since
+            return nowMicros &- since
+        }
+    }
 
     /// Microseconds since the last playlist or segment request.
     func idleMicros(nowMicros: UInt64) -> UInt64 { state.withLock { nowMicros &- $0.lastRequestMicros } }
