@@ -47,8 +47,9 @@ enum ServeCommand: Command {
         GET /api/live (living list), GET /api/live/ID/members?page=N, and the co-host
         line's WebSocket at ws://HOST:PORT/line. HLS: GET /APP/STREAM.m3u8 (MPEG-TS
         segments at /APP/STREAM/N.ts; the newest 6 listed, older ones answer 404); a
-        stream's first playlist request starts its segmenting and waits for the first
-        segment; it stops when the stream ends or after 30 s without a request. Stream names starting with "line-" are
+        stream's first playlist request starts its segmenting and waits (up to 10 s) for
+        the first segment; it stops when the publisher unpublishes, 5 s after its
+        connection dropped, or after 30 s without a request. Stream names starting with "line-" are
         co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
         A line LIVE_ID is opened only by the publisher of a stream named LIVE_ID that
         published with ?lineKey=KEY and creates with that key (liveline host --line does
