@@ -15,9 +15,14 @@ public enum RelayHTTPAPI {
     /// and, once it exists (it is made with these routes), the HTTP server's refusals.
     public final class Surroundings: Sendable {
         let group: EventLoopGroup?
+        /// HLS, when on: its streams and bytes.
+        let hls: HLSService?
         let httpServer = Mutex<HTTPServer?>(nil)
 
-        public init(group: EventLoopGroup? = nil) { self.group = group }
+        public init(group: EventLoopGroup? = nil, hls: HLSService? = nil) {
+            self.group = group
+            self.hls = hls
+        }
 
         /// The HTTP server that serves these routes.
         public var http: HTTPServer? {
@@ -80,6 +85,7 @@ public enum RelayHTTPAPI {
             metric("liveline_loop_tasks_dropped_total", "counter", "Tasks the event loops refused because their queue was full.",
                    [("", String(group.loops.reduce(0) { $0 + $1.droppedTaskCount }))])
         }
+        for sample in surroundings.hls?.metricSamples ?? [] { metric(sample.name, sample.type, sample.help, [("", sample.value)]) }
         metric("liveline_log_lines_dropped_total", "counter", "Log lines dropped because standard error did not keep up.",
                [("", String(Log.droppedLineCount))])
         metric("liveline_streams", "gauge", "Streams with a publisher.", [("", String(streams.filter { $0.publisher != nil }.count))])

@@ -121,9 +121,9 @@ public final class RelayServer: Sendable {
                     rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
                 }
             }
-            let surroundings = RelayHTTPAPI.Surroundings(group: group)
             let hls = configuration.hls.map { HLSService(limits: $0, server: rtmp, group: group) }
             self.hls = hls
+            let surroundings = RelayHTTPAPI.Surroundings(group: group, hls: hls)
             do {
                 http = try ListenError.naming(.http, configuration.httpHost, configuration.httpPort) { () throws(NetError) in
                     try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,

@@ -61,6 +61,10 @@ struct HLSRelayTests {
         #expect(frames >= 80)
         #expect(decoder.stderr.isEmpty, "\(decoder.stderr)")
         #expect(try apiStreams(relay).first?.playerDetails.contains { $0.address == "hls" } == true)
+        let metrics = try httpGet(port: relay.httpPort, "/metrics").body
+        #expect(metrics.contains("\nliveline_hls_streams 1\n") && metrics.contains("\nliveline_hls_budget_refusals_total 0\n"))
+        let held = metrics.split(separator: "\n").first { $0.hasPrefix("liveline_hls_bytes ") }.flatMap { Int($0.split(separator: " ")[1]) }
+        #expect((held ?? 0) > 10_000, "\(metrics)")
     }
 
     @Test("the media sequence advances, segments that left the window answer 404, and the stream's end removes it all")

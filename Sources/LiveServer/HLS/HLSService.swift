@@ -110,6 +110,15 @@ public final class HLSService: Sendable {
         players.withLock { Array($0.values) }.reduce(0) { $0 + $1.heldBytes }
     }
 
+    /// What `/metrics` shows of HLS: streams segmented, bytes held, the shared budget's refusals.
+    var metricSamples: [(name: String, type: String, help: String, value: String)] {
+        [("liveline_hls_streams", "gauge", "Streams being cut into HLS segments.", String(streamCount)),
+         ("liveline_hls_bytes", "gauge", "Bytes the HLS windows and the segments being cut hold.", String(heldBytes)),
+         ("liveline_hls_budget_refusals_total", "counter",
+          "Segments the shared budget of all HLS windows refused (the stream then gave up its oldest segments, or the new one).",
+          String(budget.refusedCount))]
+    }
+
     /// The playlist window of `key`, starting its segmenting when it is live and not yet
     /// segmented; when no segment is cut yet, `answer` gets the window once one is (nil:
     /// none came within `firstSegmentTimeout`, or the stream ended).
