@@ -143,6 +143,28 @@ struct HLSRelayTests {
         #expect(try httpGet(port: relay.httpPort, "/live/quiet.m3u8").status == 404)
     }
 
+    @Test("an audio-only push (AAC 48 kHz stereo, no video): ffprobe finds aac alone in the m3u8, segments of about 1 s")
+    func audioOnly() throws {
+        let relay = try startHLSRelay()
+        defer { relay.shutdown() }
+        let publisher = try ChildProcess(ffmpegPath, [
+            "-hide_banner", "-loglevel", "error", "-re", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000", "-t", "8",
+            "-ac", "2", "-c:a", "aac", "-b:a", "96k", "-f", "flv", "rtmp://127.0.0.1:\(relay.rtmpPort)/live/radio",
+        ])
+        defer { publisher.signal(SIGTERM); _ = publisher.wait(timeout: 5) }
+        #expect(try eventually(8) { try apiStreams(relay).first?.audioBitrate ?? 0 > 0 })
+        let playlist = try httpGet(port: relay.httpPort, "/live/radio.m3u8")
+        #expect(playlist.status == 200)
+        #expect(playlistDurations(playlist.body).allSatisfy { (1000...1030).contains($0) }, "\(playlist.body)")
+        let probe = try ChildProcess(ffprobePath, ["-v", "error", "-show_entries", "stream=codec_name,sample_rate,channels", "-of", "json",
+                                                   "http://127.0.0.1:\(relay.httpPort)/live/radio.m3u8"])
+        #expect(probe.wait(timeout: 20) == 0, "ffprobe: \(probe.stderr)")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any])
+        let streams = try #require(json["streams"] as? [[String: Any]])
+        #expect(streams.count == 1 && streams.first?["codec_name"] as? String == "aac", "\(probe.stdout)")
+        #expect(streams.first?["sample_rate"] as? String == "48000" && streams.first?["channels"] as? Int == 2)
+    }
+
     @Test("names nobody publishes, co-host and call streams, and bad segment numbers answer 404")
     func notFound() throws {
         let relay = try startHLSRelay(HLSService.Limits(firstSegmentTimeout: .seconds(1)))

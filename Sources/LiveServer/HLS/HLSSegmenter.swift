@@ -143,7 +143,9 @@ struct HLSSegmenter {
     /// At a point a segment may start: closes the current one when it is long enough and
     /// starts the next (or the first); returns the closed one.
     private mutating func startSegmentIfDue(at time: UInt64) -> Segment? {
-        let minimum = UInt64(limits.targetMilliseconds - limits.targetMilliseconds * Self.earlyCutPercent / 100)
+        // Without video every audio frame may start a segment: no need to cut early.
+        let early = parameterSets == nil ? 0 : limits.targetMilliseconds * Self.earlyCutPercent / 100
+        let minimum = UInt64(limits.targetMilliseconds - early)
         var finished: Segment?
         if let start = currentStart {
             guard time >= start, time - start >= minimum else { return nil }
