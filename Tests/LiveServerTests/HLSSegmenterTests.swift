@@ -279,6 +279,50 @@ struct HLSSegmenterTests {
         #expect(read.pes[MPEGTSMuxer.audioPID]?.first?.pcr != nil)
     }
 
+    @Test("hostile input: 20000 messages of mutated and random payloads and timestamps never crash it; segments stay whole packets within the cap")
+    func hostileMessages() {
+        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            // SplitMix64, so a failure repeats.
+            seed &+= 0x9E37_79B9_7F4A_7C15
+            var z = seed
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        let kinds: [RelayMessage.Kind] = [.metadata, .videoHeader, .audioHeader, .keyframe, .interframe, .audio]
+        // Mostly frames of their own kind; now and then a header, an empty payload, any kind.
+        let valid: [(RelayMessage.Kind, [UInt8])] = [
+            (.keyframe, HLSFixture.frame(keyframe: true)), (.audio, HLSFixture.audioFrame),
+            (.interframe, HLSFixture.frame(keyframe: false)), (.interframe, HLSFixture.frame(keyframe: false)),
+            (.audio, HLSFixture.audioFrame), (.interframe, HLSFixture.frame(keyframe: false)),
+            (.interframe, [0x17, 2, 0, 0, 0]), (.metadata, []),
+        ]
+        var segmenter = HLSFixture.segmenter(maxSegmentBytes: 64 << 10)
+        var time: UInt32 = 0
+        var segments = 0
+        for _ in 0..<20_000 {
+            var (kind, payload) = valid[Int(next() % UInt64(valid.count))]
+            if next() % 100 == 0 { (kind, payload) = next() % 2 == 0 ? (.videoHeader, HLSFixture.videoHeader) : (.audioHeader, HLSFixture.audioHeader) }
+            if next() % 20 == 0 { kind = kinds[Int(next() % 6)] }
+            switch next() % 8 {
+            case 0: payload = (0..<Int(next() % 64)).map { _ in UInt8(truncatingIfNeeded: next()) }
+            case 1 where !payload.isEmpty: payload[Int(next() % UInt64(payload.count))] = UInt8(truncatingIfNeeded: next())
+            case 2 where !payload.isEmpty: payload = Array(payload.prefix(Int(next() % UInt64(payload.count))))
+            default: break
+            }
+            time = next() % 500 == 0 ? UInt32(truncatingIfNeeded: next()) : time &+ UInt32(next() % 40)
+            if let segment = segmenter.add(kind: kind, timestamp: time, payload: payload) {
+                segments += 1
+                #expect(segment.bytes.count % 188 == 0 && segment.bytes.count <= 64 << 10)
+                #expect(stride(from: 0, to: segment.bytes.count, by: 188).allSatisfy { segment.bytes[$0] == 0x47 })
+            }
+            #expect(segmenter.pendingBytes <= 64 << 10)
+        }
+        print("\(segments) segments cut from the hostile messages")
+        #expect(segments > 10)
+    }
+
     @Test("timestamps that wrap past 2^32 ms keep increasing")
     func timelineWraps() {
         var timeline = HLSSegmenter.Timeline()
