@@ -10,11 +10,6 @@ enum HTTPAccess {
     /// the call's WebSockets, which check their own tokens (`?token=` or the request's).
     static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call"]
 
-    /// Paths whose routes check a viewer's `play` token on the stream themselves (HLS).
-    static func checksOwnToken(_ path: String) -> Bool {
-        HLSHTTPRoutes.isOwnPath(path)
-    }
-
     /// The request's token: the Bearer credentials, else the `token` query parameter.
     static func token(_ request: HTTPRequest) -> String? {
         if let header = request.headers["Authorization"] {
@@ -45,12 +40,15 @@ enum HTTPAccess {
     }
 
     /// `routes` behind the token check: one catch-all route per method that checks the
-    /// token, then hands the request to `routes`.
-    static func guarded(_ routes: HTTPRouter, verifier: TokenVerifier) -> HTTPRouter {
+    /// token, then hands the request to `routes`. Requests `checksOwnToken` names go to
+    /// their routes unchecked: those check a viewer's `play` token on the stream themselves
+    /// (HLS), and must be the routes such requests reach (added first).
+    static func guarded(_ routes: HTTPRouter, verifier: TokenVerifier,
+                        checksOwnToken: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }) -> HTTPRouter {
         var router = HTTPRouter()
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
             router.add(method, "/*") { request in
-                if !openPaths.contains(request.path), !checksOwnToken(request.path) {
+                if !openPaths.contains(request.path), !checksOwnToken(request) {
                     do throws(TokenError) {
                         _ = try verifier.authorize(token(request), .api, path: path(request),
                                                    nowSeconds: StreamAccess.nowSeconds())

@@ -35,9 +35,11 @@ public enum RelayHTTPAPI {
     public static func router(for server: RTMPServer, line: LineService? = nil, call: CallService? = nil,
                               hls: HLSService? = nil, surroundings: Surroundings = Surroundings()) -> HTTPRouter {
         var router = HTTPRouter()
+        // First: a path of theirs reaches them whatever else matches, as the token check
+        // leaves their requests to them.
+        if let hls { HLSHTTPRoutes.add(hls, to: &router) }
         if let line { LineHTTPAPI.add(line, to: &router) }
         if let call { router.get("/call", call.webSocketHandler()) }
-        if let hls { HLSHTTPRoutes.add(hls, to: &router) }
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
@@ -46,7 +48,9 @@ public enum RelayHTTPAPI {
             return .response(response)
         }
         guard let verifier = server.configuration.auth else { return router }
-        return HTTPAccess.guarded(router, verifier: verifier)
+        return HTTPAccess.guarded(router, verifier: verifier, checksOwnToken: { request in
+            hls != nil && HLSHTTPRoutes.checksOwnToken(request)
+        })
     }
 
     /// The metrics page: totals (with a call service, its users and calls), then

@@ -199,6 +199,16 @@ struct HLSRelayTests {
         let bearer = try httpGet(port: relay.httpPort, "/live/secret.m3u8", headers: ["Authorization: Bearer \(token)"])
         #expect(bearer.status == 200)
         #expect(playlistEntries(bearer.body).uris.first?.contains("?") == false, "a Bearer token is not written into URIs")
+
+        // With HLS off, such paths are the API's like any other: a play token opens nothing.
+        var rtmp = RTMPServer.Configuration(port: 0)
+        rtmp.auth = TokenVerifier(secret: TestTokens.secret)
+        var configuration = RelayServer.Configuration(rtmp: rtmp, httpPort: 0, loops: 1)
+        configuration.hls = nil
+        let off = try RelayServer(configuration: configuration)
+        defer { off.shutdown() }
+        #expect(try httpGet(port: off.httpPort, "/live/secret.m3u8?token=\(token)").status == 401)
+        #expect(try httpGet(port: off.httpPort, "/live/secret.m3u8?token=\(TestTokens.api("*"))").status == 404)
     }
 }
 

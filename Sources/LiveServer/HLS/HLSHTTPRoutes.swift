@@ -22,10 +22,13 @@ enum HLSHTTPRoutes {
         router.get("/{app}/{stream}/{segment}\(segmentSuffix)") { request in segment(hls, request) }
     }
 
-    /// Paths of these routes (they check a viewer's `play` token themselves, not the API's).
-    static func isOwnPath(_ path: String) -> Bool {
-        let parts = path.split(separator: "/")
-        return (parts.count == 2 && path.hasSuffix(playlistSuffix)) || (parts.count == 3 && path.hasSuffix(segmentSuffix))
+    /// Requests these routes answer, which check a viewer's `play` token themselves (not
+    /// the API's): GET or HEAD of a path their patterns match.
+    static func checksOwnToken(_ request: HTTPRequest) -> Bool {
+        guard request.method == "GET" || request.method == "HEAD" else { return false }
+        let parts = request.path.split(separator: "/")
+        return (parts.count == 2 && request.path.hasSuffix(playlistSuffix) && parts[1].count > playlistSuffix.count)
+            || (parts.count == 3 && request.path.hasSuffix(segmentSuffix) && parts[2].count > segmentSuffix.count)
     }
 
     private static func playlist(_ hls: HLSService, _ request: HTTPRequest) -> HTTPReply {
