@@ -38,7 +38,7 @@ enum HLSHTTPRoutes {
         case .failure(let refusal): return .response(refusal.response)
         }
         let query = HTTPAccess.token(request).flatMap { token in
-            request.query("token") == nil ? nil : token.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed)
+            request.query("token") == nil ? nil : token.addingPercentEncoding(withAllowedCharacters: tokenCharacters)
         }.map { "?token=" + $0 } ?? ""
         let target = hls.limits.segmentTargetMilliseconds
         // Segment URIs relative to the playlist's URL: "cam/N.ts".
@@ -82,6 +82,10 @@ enum HLSHTTPRoutes {
         response.headers.set("Access-Control-Allow-Origin", "*")
         return .response(response)
     }
+
+    /// What a token may keep unescaped in a URI's query (RFC 3986 unreserved; LiveLine's
+    /// tokens are base64url and dots, so they pass unchanged).
+    private static let tokenCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
 
     private static func notReady(_ key: StreamKey) -> HTTPResponse {
         .text("\(key) has no HLS segment yet (or it ended)\n", status: .notFound)
