@@ -49,13 +49,15 @@ enum ServeCommand: Command {
         segments at /APP/STREAM/N.ts; the newest 6 listed, older ones answer 404); a
         stream's first playlist request starts its segmenting and waits (up to 10 s) for
         the first segment; it stops when the publisher unpublishes, 5 s after its
-        connection dropped, or after 30 s without a request. Stream names starting with "line-" are
-        co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
-        A line LIVE_ID is opened only by the publisher of a stream named LIVE_ID that
-        published with ?lineKey=KEY and creates with that key (liveline host --line does
-        this), or with --auth-secret-file by a token granting line-host on LIVE_ID; joins
-        then need line-guest (or line-host), the token's sub is the user id, and
-        tokenWillExpire goes out before a token expires (renewToken; unrenewed: 212).
+        connection dropped, or after 30 s without a request.
+
+        Stream names starting with "line-" are co-host pubIds: only the co-host given one
+        may publish it, with ?line=SECRET. A line LIVE_ID is opened only by the publisher
+        of a stream named LIVE_ID that published with ?lineKey=KEY and creates with that
+        key (liveline host --line does this), or with --auth-secret-file by a token
+        granting line-host on LIVE_ID; joins then need line-guest (or line-host), the
+        token's sub is the user id, and tokenWillExpire goes out before a token expires
+        (renewToken; unrenewed: 212).
 
         1v1 calls: users register on the WebSocket ws://HOST:PORT/call (one connection per
         user id; with --auth-secret-file a token with sub USER granting call on USER) and
@@ -72,11 +74,11 @@ enum ServeCommand: Command {
         NetConnection.Connect.Rejected with the reason. A live stream is taken over only
         by a publisher whose token grants it. HLS playlists and segments need a play token
         for APP/STREAM (?token=, repeated on the playlist's segment URIs). Every other HTTP
-        route except /healthz, /metrics, /line and /call needs 'Authorization: Bearer TOKEN' (or ?token=) granting api on the
-        path without its leading slash (api/streams; --api 'api/*' grants all), else 401
-        with {"code","message"}. Without a secret the server listens only on loopback
-        unless --no-auth is given, and a live stream is taken over only after its
-        publisher has been silent for 2 s.
+        route except /healthz, /metrics, /line and /call needs 'Authorization: Bearer
+        TOKEN' (or ?token=) granting api on the path without its leading slash
+        (api/streams; --api 'api/*' grants all), else 401 with {"code","message"}.
+        Without a secret the server listens only on loopback unless --no-auth is given,
+        and a live stream is taken over only after its publisher has been silent for 2 s.
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
