@@ -41,12 +41,15 @@ enum HTTPAccess {
     }
 
     /// `routes` behind the token check: one catch-all route per method that checks the
-    /// token, then hands the request to `routes`.
-    static func guarded(_ routes: HTTPRouter, verifier: TokenVerifier) -> HTTPRouter {
+    /// token, then hands the request to `routes`. Requests `checksOwnToken` names go to
+    /// their routes unchecked: those check a viewer's `play` token on the stream themselves
+    /// (HLS), and must be the routes such requests reach (added first).
+    static func guarded(_ routes: HTTPRouter, verifier: TokenVerifier,
+                        checksOwnToken: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }) -> HTTPRouter {
         var router = HTTPRouter()
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
             router.add(method, "/*") { request in
-                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path) {
+                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path), !checksOwnToken(request) {
                     do throws(TokenError) {
                         _ = try verifier.authorize(token(request), .api, path: path(request),
                                                    nowSeconds: StreamAccess.nowSeconds())
