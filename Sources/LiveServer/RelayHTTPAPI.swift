@@ -31,6 +31,7 @@ public enum RelayHTTPAPI {
         var router = HTTPRouter()
         if let line { LineHTTPAPI.add(line, to: &router) }
         if let call { router.get("/call", call.webSocketHandler()) }
+        WatchPage.add(to: &router)
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in

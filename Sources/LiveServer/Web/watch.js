@@ -1,0 +1,445 @@
+// LiveLine's low-latency web player: the relay's FLV feed (one WebSocket message per FLV
+// tag from /ws/{app}/{stream}, or HTTP-FLV read through fetch() streaming from
+// /{app}/{stream}.flv with ?transport=flv), decoded with WebCodecs (VideoDecoder with the
+// avcC record, AudioDecoder with the AAC AudioSpecificConfig), pictures drawn on a canvas
+// as soon as they are decoded and sound scheduled through Web Audio with a short lead.
+// Glass-to-glass latency is read from the capture-time SEI every LiveLine host puts in its
+// H.264 (LiveCodec/CaptureTimeSEI.swift): wall-clock microseconds since the epoch, compared
+// with this machine's clock when the picture is drawn. The figures are shown on the page and
+// kept in window.livelineStats for tests and benchmarks. Plain JavaScript, no dependencies.
+"use strict";
+
+(function () {
+  const MAX_TAG_BYTES = 16 * 1024 * 1024;   // an FLV tag's 24-bit size field holds no more
+  const MAX_DECODE_QUEUE = 60;              // frames the video decoder may fall behind before a reset
+  const AUDIO_LEAD_S = 0.04;                // how far ahead of "now" sound is scheduled
+  const AUDIO_MAX_AHEAD_S = 0.3;            // scheduled further ahead than this: drop to catch up
+  const LATENCY_LOG = 1000;                 // per-frame latencies kept for benchmarks
+  const SEI_UUID = [0xF1, 0x73, 0xCD, 0x41, 0x1E, 0x02, 0x42, 0xEF, 0xBC, 0x30, 0x4F, 0x52, 0x6D, 0xE4, 0x12, 0xAF];
+
+  // ---- FLV ------------------------------------------------------------------------------
+
+  /** Reads an FLV byte stream in pieces of any size (FLV spec v10.1 §E.2, §E.3): the header,
+   *  then PreviousTagSize / tag pairs. Calls onTag(type, timestampMs, data) per tag; throws
+   *  an Error with a readable message on bytes that are not FLV. Buffers at most one tag. */
+  class FLVReader {
+    constructor(onTag) {
+      this.onTag = onTag;
+      this.pending = new Uint8Array(0);
+      this.state = "header";
+      this.need = 9;
+    }
+
+    push(chunk) {
+      let buf = this.pending.length ? concat(this.pending, chunk) : chunk;
+      let pos = 0;
+      while (buf.length - pos >= this.need) {
+        if (this.state === "header") {
+          if (buf[pos] !== 0x46 || buf[pos + 1] !== 0x4C || buf[pos + 2] !== 0x56) throw new Error("the feed is not FLV");
+          const offset = u32(buf, pos + 5);
+          if (offset < 9 || offset > 1024) throw new Error("FLV header size " + offset + " is not 9");
+          pos += 9;
+          this.state = "skip";
+          this.need = offset - 9 + 4;   // the rest of the header, then PreviousTagSize0
+        } else if (this.state === "skip") {
+          pos += this.need;
+          this.state = "tag";
+          this.need = 11;
+        } else if (this.state === "tag") {
+          const size = (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3];
+          if (size > MAX_TAG_BYTES) throw new Error("FLV tag of " + size + " bytes");
+          this.state = "body";
+          this.need = 11 + size + 4;    // header, body, PreviousTagSize
+        } else {
+          const type = buf[pos] & 0x1F;
+          const size = this.need - 15;
+          const ts = ((buf[pos + 7] << 24) | (buf[pos + 4] << 16) | (buf[pos + 5] << 8) | buf[pos + 6]) >>> 0;
+          const data = buf.subarray(pos + 11, pos + 11 + size);
+          pos += this.need;
+          this.state = "tag";
+          this.need = 11;
+          this.onTag(type, ts, data);
+        }
+      }
+      this.pending = pos < buf.length ? buf.slice(pos) : new Uint8Array(0);
+    }
+  }
+
+  function concat(a, b) {
+    const out = new Uint8Array(a.length + b.length);
+    out.set(a, 0);
+    out.set(b, a.length);
+    return out;
+  }
+
+  function u32(b, i) {
+    return ((b[i] << 24) >>> 0) + ((b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]);
+  }
+
+  function hex2(n) {
+    return (n < 16 ? "0" : "") + n.toString(16).toUpperCase();
+  }
+
+  // ---- H.264 / AAC ------------------------------------------------------------------------
+
+  /** The capture time (µs since the epoch) in a length-prefixed access unit's LiveLine SEI,
+   *  or null. Stops at the first slice: SEI comes before it (H.264 §7.4.1.2.3). */
+  function captureTimeMicros(au, lengthSize) {
+    let pos = 0;
+    while (pos + lengthSize <= au.length) {
+      let len = 0;
+      for (let i = 0; i < lengthSize; i++) len = len * 256 + au[pos + i];
+      pos += lengthSize;
+      if (len === 0 || pos + len > au.length) return null;
+      const type = au[pos] & 0x1F;
+      if (type === 6) {
+        const t = seiTime(au.subarray(pos + 1, pos + len));
+        if (t !== null) return t;
+      } else if (type >= 1 && type <= 5) {
+        return null;
+      }
+      pos += len;
+    }
+    return null;
+  }
+
+  /** Walks an SEI NAL unit's messages (emulation-prevention bytes removed) for LiveLine's
+   *  user-data-unregistered message (payloadType 5) and returns its time, else null. */
+  function seiTime(nal) {
+    const rbsp = [];
+    let zeros = 0;
+    for (let i = 0; i < nal.length; i++) {
+      const b = nal[i];
+      if (zeros >= 2 && b === 3) { zeros = 0; continue; }
+      rbsp.push(b);
+      zeros = b === 0 ? zeros + 1 : 0;
+    }
+    let pos = 0;
+    const varField = () => {
+      let v = 0;
+      while (pos < rbsp.length) {
+        const b = rbsp[pos++];
+        v += b;
+        if (b !== 0xFF) return v;
+      }
+      return -1;
+    };
+    while (pos < rbsp.length && !(rbsp[pos] === 0x80 && pos === rbsp.length - 1)) {
+      const type = varField();
+      const size = varField();
+      if (type < 0 || size < 0 || pos + size > rbsp.length) return null;
+      if (type === 5 && size >= 24 && SEI_UUID.every((b, i) => rbsp[pos + i] === b)) {
+        let t = 0;
+        for (let i = 16; i < 24; i++) t = t * 256 + rbsp[pos + i];
+        return t;
+      }
+      pos += size;
+    }
+    return null;
+  }
+
+  /** The WebCodecs codec string of an AVCDecoderConfigurationRecord ("avc1.42C01F"). */
+  function avcCodec(avcc) {
+    if (avcc.length < 7 || avcc[0] !== 1) throw new Error("the H.264 sequence header is not an avcC record");
+    return "avc1." + hex2(avcc[1]) + hex2(avcc[2]) + hex2(avcc[3]);
+  }
+
+  const AAC_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
+
+  /** The decoder configuration of an AudioSpecificConfig (ISO 14496-3 §1.6.2.1). */
+  function aacConfig(asc) {
+    if (asc.length < 2) throw new Error("the AAC sequence header is too short");
+    const objectType = asc[0] >> 3;
+    const rateIndex = ((asc[0] & 7) << 1) | (asc[1] >> 7);
+    const channels = (asc[1] >> 3) & 0xF;
+    let sampleRate = AAC_RATES[rateIndex];
+    if (rateIndex === 15) {
+      if (asc.length < 5) throw new Error("the AAC sequence header is too short");
+      sampleRate = ((asc[1] & 0x7F) << 17) | (asc[2] << 9) | (asc[3] << 1) | (asc[4] >> 7);
+    }
+    if (!sampleRate || channels < 1 || channels > 8) throw new Error("an AAC sequence header this player cannot read");
+    return { codec: "mp4a.40." + objectType, sampleRate, numberOfChannels: channels, description: asc.slice() };
+  }
+
+  // ---- the player ---------------------------------------------------------------------------
+
+  const path = location.pathname.split("/").filter(Boolean);  // watch, app, stream
+  const app = decodeURIComponent(path[1] || "live");
+  const stream = decodeURIComponent(path[2] || "");
+  const params = new URLSearchParams(location.search);
+  const token = params.get("token");
+  const transport = params.get("transport") === "flv" ? "flv" : "ws";
+
+  const stats = {
+    app, stream, transport,
+    state: "connecting",
+    decoder: "webcodecs",
+    firstFrameMs: null,         // page load start → first picture drawn
+    connectToFirstFrameMs: null,// the latest (re)connect → its first picture
+    latencyMs: null,            // the latest picture's capture → drawn
+    latencyAvgMs: null,         // mean over the last second's pictures
+    fps: 0, bitrateKbps: 0,
+    audioLevel: 0, audioLevelDb: -Infinity,
+    width: 0, height: 0,
+    videoCodec: null, audioCodec: null,
+    frames: 0, audioFrames: 0, bytes: 0,
+    reconnects: 0, droppedFrames: 0,
+    error: null,
+    latencies: [],              // the last LATENCY_LOG pictures' latencies (ms)
+    latencyCount: 0,            // pictures with a capture time since the page opened
+  };
+  window.livelineStats = stats;
+
+  const canvas = document.getElementById("picture");
+  const ctx2d = canvas.getContext("2d", { alpha: false, desynchronized: true });
+  const $ = (id) => document.getElementById(id);
+  $("name").textContent = app + "/" + stream;
+  document.title = app + "/" + stream + " — LiveLine";
+
+  let session = null;           // the current connection's state
+  let attempt = 0;
+  let audio = null;             // { ctx, playAt }
+  let secondFrames = 0, secondBytes = 0, secondLatencySum = 0, secondLatencyCount = 0;
+  let levelPeak = 0, levelAt = 0;
+
+  function feedURL() {
+    const q = token ? "?token=" + encodeURIComponent(token) : "";
+    const name = encodeURIComponent(app) + "/" + encodeURIComponent(stream);
+    if (transport === "flv") return location.origin + "/" + name + ".flv" + q;
+    return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/" + name + q;
+  }
+
+  function connect() {
+    if (!window.VideoDecoder || !window.AudioDecoder) {
+      fail(window.isSecureContext
+        ? "this browser has no WebCodecs (VideoDecoder / AudioDecoder)"
+        : "WebCodecs needs a secure page: open it over https or from localhost");
+      return;
+    }
+    const s = { closed: false, started: performance.now(), video: null, audio: null, lengthSize: 4,
+                captureTimes: new Map(), waitingForKey: true, framesHere: 0 };
+    s.reader = new FLVReader((type, ts, data) => onTag(s, type, ts, data));
+    session = s;
+    setState(attempt === 0 ? "connecting" : "reconnecting");
+    if (transport === "flv") openFetch(s); else openSocket(s);
+  }
+
+  function openSocket(s) {
+    const ws = new WebSocket(feedURL());
+    ws.binaryType = "arraybuffer";
+    s.close = () => ws.close();
+    ws.onmessage = (e) => {
+      if (s.closed || !(e.data instanceof ArrayBuffer)) return;
+      received(s, new Uint8Array(e.data));
+    };
+    ws.onclose = () => ended(s, "the feed closed");
+  }
+
+  function openFetch(s) {
+    const abort = new AbortController();
+    s.close = () => abort.abort();
+    fetch(feedURL(), { signal: abort.signal, cache: "no-store" }).then(async (response) => {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      const body = response.body.getReader();
+      for (;;) {
+        const { done, value } = await body.read();
+        if (done || s.closed) break;
+        received(s, value);
+      }
+      ended(s, "the feed ended");
+    }).catch((e) => ended(s, String(e.message || e)));
+  }
+
+  function received(s, bytes) {
+    stats.bytes += bytes.length;
+    secondBytes += bytes.length;
+    try {
+      s.reader.push(bytes);
+    } catch (e) {
+      stats.error = String(e.message || e);
+      ended(s, stats.error);
+    }
+  }
+
+  /** The connection is over: free its decoders and try again, sooner the first times. */
+  function ended(s, why) {
+    if (s.closed) return;
+    s.closed = true;
+    try { s.close(); } catch (_) { /* already closed */ }
+    for (const d of [s.video, s.audio]) {
+      if (d && d.state !== "closed") d.close();
+    }
+    if (session !== s) return;
+    const delay = Math.min(5000, 250 * Math.pow(2, attempt));
+    attempt += 1;
+    stats.reconnects += s.framesHere > 0 ? 1 : 0;
+    setState(s.framesHere > 0 ? "reconnecting" : "waiting", why);
+    setTimeout(connect, delay);
+  }
+
+  function onTag(s, type, ts, data) {
+    if (type === 9) onVideo(s, ts, data);
+    else if (type === 8) onAudio(s, ts, data);
+  }
+
+  function onVideo(s, ts, data) {
+    if (data.length < 5) return;
+    const frameType = data[0] >> 4;
+    if ((data[0] & 0xF) !== 7) { fail("the stream's video is not H.264"); return; }
+    const packetType = data[1];
+    const cts = ((data[2] << 16) | (data[3] << 8) | data[4]) << 8 >> 8;  // SI24
+    const body = data.subarray(5);
+    if (packetType === 0) {
+      const codec = avcCodec(body);
+      s.lengthSize = (body[4] & 3) + 1;
+      if (s.video && s.video.state !== "closed") s.video.close();
+      s.video = new VideoDecoder({ output: (frame) => draw(s, frame), error: (e) => ended(s, "video decoder: " + e.message) });
+      s.video.configure({ codec, description: body.slice(), optimizeForLatency: true });
+      s.waitingForKey = true;
+      stats.videoCodec = codec;
+      return;
+    }
+    if (packetType !== 1 || !s.video || s.video.state !== "configured") return;
+    const key = frameType === 1;
+    if (s.waitingForKey && !key) { stats.droppedFrames++; return; }
+    if (s.video.decodeQueueSize > MAX_DECODE_QUEUE) {  // far behind: start again at the next keyframe
+      s.waitingForKey = true;
+      stats.droppedFrames++;
+      return;
+    }
+    s.waitingForKey = false;
+    const timestamp = (ts + cts) * 1000;
+    const capture = captureTimeMicros(body, s.lengthSize);
+    if (capture !== null) {
+      s.captureTimes.set(timestamp, capture);
+      if (s.captureTimes.size > 256) s.captureTimes.delete(s.captureTimes.keys().next().value);
+    }
+    s.video.decode(new EncodedVideoChunk({ type: key ? "key" : "delta", timestamp, data: body }));
+  }
+
+  function draw(s, frame) {
+    if (s.closed) { frame.close(); return; }
+    if (canvas.width !== frame.displayWidth || canvas.height !== frame.displayHeight) {
+      canvas.width = frame.displayWidth;
+      canvas.height = frame.displayHeight;
+    }
+    stats.width = frame.displayWidth;
+    stats.height = frame.displayHeight;
+    ctx2d.drawImage(frame, 0, 0, canvas.width, canvas.height);
+    const capture = s.captureTimes.get(frame.timestamp);
+    s.captureTimes.delete(frame.timestamp);
+    frame.close();
+    const now = performance.now();
+    if (s.framesHere === 0) {
+      stats.connectToFirstFrameMs = Math.round(now - s.started);
+      if (stats.firstFrameMs === null) stats.firstFrameMs = Math.round(now);
+      attempt = 0;
+      setState("playing");
+    }
+    s.framesHere++;
+    stats.frames++;
+    secondFrames++;
+    if (capture !== undefined) {
+      const latency = (performance.timeOrigin + now) - capture / 1000;
+      stats.latencyMs = Math.round(latency);
+      stats.latencies.push(Math.round(latency * 10) / 10);
+      if (stats.latencies.length > LATENCY_LOG) stats.latencies.shift();
+      stats.latencyCount++;
+      secondLatencySum += latency;
+      secondLatencyCount++;
+    }
+  }
+
+  function onAudio(s, ts, data) {
+    if (data.length < 2 || (data[0] >> 4) !== 10) return;  // AAC only
+    const body = data.subarray(2);
+    if (data[1] === 0) {
+      const config = aacConfig(body);
+      if (s.audio && s.audio.state !== "closed") s.audio.close();
+      s.audio = new AudioDecoder({ output: (a) => play(s, a), error: (e) => ended(s, "audio decoder: " + e.message) });
+      s.audio.configure(config);
+      stats.audioCodec = config.codec + " " + config.sampleRate + " Hz " + config.numberOfChannels + " ch";
+      return;
+    }
+    if (!s.audio || s.audio.state !== "configured") return;
+    s.audio.decode(new EncodedAudioChunk({ type: "key", timestamp: ts * 1000, data: body }));
+  }
+
+  function play(s, data) {
+    if (s.closed) { data.close(); return; }
+    const channels = data.numberOfChannels, frames = data.numberOfFrames;
+    const planes = [];
+    let peak = 0;
+    for (let c = 0; c < channels; c++) {
+      const plane = new Float32Array(frames);
+      data.copyTo(plane, { planeIndex: c, format: "f32-planar" });
+      for (let i = 0; i < frames; i++) {
+        const v = Math.abs(plane[i]);
+        if (v > peak) peak = v;
+      }
+      planes.push(plane);
+    }
+    const rate = data.sampleRate;
+    data.close();
+    stats.audioFrames++;
+    const now = performance.now();
+    if (peak >= levelPeak || now - levelAt > 250) { levelPeak = peak; levelAt = now; }
+    if (!audio) {
+      const Ctx = window.AudioContext || window.webkitAudioContext;
+      audio = { ctx: new Ctx({ latencyHint: "interactive" }), playAt: 0 };
+    }
+    const ac = audio.ctx;
+    if (ac.state !== "running") { $("sound").hidden = false; return; }
+    $("sound").hidden = true;
+    const t = ac.currentTime;
+    if (audio.playAt < t + 0.005) audio.playAt = t + AUDIO_LEAD_S;
+    if (audio.playAt > t + AUDIO_MAX_AHEAD_S) return;  // behind: drop this piece so sound stays live
+    const buffer = ac.createBuffer(channels, frames, rate);
+    planes.forEach((p, c) => buffer.copyToChannel(p, c));
+    const node = ac.createBufferSource();
+    node.buffer = buffer;
+    node.connect(ac.destination);
+    node.start(audio.playAt);
+    audio.playAt += frames / rate;
+  }
+
+  function setState(state, why) {
+    stats.state = state;
+    const text = { connecting: "connecting…", playing: "live", reconnecting: "reconnecting…",
+                   waiting: "waiting for the stream…", error: "cannot play" }[state] || state;
+    $("state").textContent = text + (why && state !== "playing" ? " (" + why + ")" : "");
+    $("state").className = state;
+  }
+
+  function fail(message) {
+    stats.error = message;
+    setState("error", message);
+    if (session) { session.closed = true; try { session.close(); } catch (_) { /* gone */ } }
+  }
+
+  $("sound").onclick = () => { if (audio) audio.ctx.resume(); };
+  document.addEventListener("click", () => { if (audio && audio.ctx.state !== "running") audio.ctx.resume(); });
+
+  // Once a second: the rates, the level, and the figures on the page.
+  setInterval(() => {
+    stats.fps = secondFrames;
+    stats.bitrateKbps = Math.round(secondBytes * 8 / 1000);
+    stats.latencyAvgMs = secondLatencyCount ? Math.round(secondLatencySum / secondLatencyCount) : null;
+    secondFrames = secondBytes = secondLatencySum = secondLatencyCount = 0;
+    if (performance.now() - levelAt > 1000) levelPeak = 0;
+    stats.audioLevel = Math.round(levelPeak * 1000) / 1000;
+    stats.audioLevelDb = levelPeak > 0 ? Math.round(20 * Math.log10(levelPeak) * 10) / 10 : -Infinity;
+    const ms = (v) => (v === null ? "–" : v + " ms");
+    $("first").textContent = ms(stats.firstFrameMs);
+    $("latency").textContent = ms(stats.latencyAvgMs === null ? stats.latencyMs : stats.latencyAvgMs);
+    $("fps").textContent = stats.fps;
+    $("bitrate").textContent = stats.bitrateKbps + " kbit/s";
+    $("level").textContent = levelPeak > 0 ? stats.audioLevelDb.toFixed(1) + " dBFS" : "silent";
+    $("meter").style.width = Math.max(0, Math.min(100, 100 + (levelPeak > 0 ? 20 * Math.log10(levelPeak) : -100) * 100 / 60)) + "%";
+    $("size").textContent = stats.width ? stats.width + "×" + stats.height : "–";
+  }, 1000);
+
+  // For tests: the parsers without a socket.
+  window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig };
+  connect();
+})();
