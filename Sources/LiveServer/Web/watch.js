@@ -273,7 +273,7 @@
     const delay = Math.min(5000, 250 * Math.pow(2, attempt));
     attempt += 1;
     stats.reconnects += s.framesHere > 0 ? 1 : 0;
-    setState(s.framesHere > 0 ? "reconnecting" : "waiting", why);
+    setState(stats.frames > 0 ? "reconnecting" : "waiting", why);
     setTimeout(connect, delay);
   }
 
