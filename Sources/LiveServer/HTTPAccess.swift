@@ -7,8 +7,9 @@ import LiveNet
 /// `?token=TOKEN`. A refusal is 401 with `{"code":104|202|212|213,"message":…}`.
 enum HTTPAccess {
     /// Open without a token: health and metrics for probes and scrapers, and the line's and
-    /// the call's WebSockets, which check their own tokens (`?token=` or the request's).
-    /// The watch pages (`WatchPage.isPagePath`) are open too: their feed checks the token.
+    /// the call's WebSockets, which check their own tokens (`?token=` or the request's);
+    /// so do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token). The watch
+    /// pages (`WatchPage.isPagePath`) are open too: their feed checks the viewer's token.
     static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call"]
 
     /// The request's token: the Bearer credentials, else the `token` query parameter.
@@ -46,7 +47,8 @@ enum HTTPAccess {
         var router = HTTPRouter()
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
             router.add(method, "/*") { request in
-                if !openPaths.contains(request.path) && !WatchPage.isPagePath(request.path) {
+                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path),
+                   !WatchPage.isPagePath(request.path) {
                     do throws(TokenError) {
                         _ = try verifier.authorize(token(request), .api, path: path(request),
                                                    nowSeconds: StreamAccess.nowSeconds())
