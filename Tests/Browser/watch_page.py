@@ -59,7 +59,8 @@ def main():
             sys.stdin.readline()
             frames = browser.evaluate("livelineStats.frames")
             browser.wait_for(f"livelineStats.reconnects > {first['reconnects']} && livelineStats.state === 'playing'"
-                             f" && livelineStats.frames > {frames} + 10", args.timeout)
+                             f" && livelineStats.frames > {frames} + 10 && livelineStats.fps > 0 && livelineStats.audioLevel > 0",
+                             args.timeout)
             base, ext = os.path.splitext(args.screenshot)
             report(browser, f"{base}-reconnected{ext}")
     except (TimeoutError, cdp.CDPError) as e:
