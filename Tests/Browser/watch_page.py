@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Opens LiveLine's watch page in headless Chromium and reports what it shows.
 
-    watch_page.py URL SCREENSHOT [--timeout S] [--reconnect]
+    watch_page.py URL SCREENSHOT [--timeout S] [--reconnect | --no-play S]
 
 Waits for the first picture, then for the page's own figures (a latency from the
 capture-time SEI, frames per second, an audio level), takes a screenshot of the tab to
@@ -13,12 +13,16 @@ e.g. by restarting the server) and waits until the page has reconnected by itsel
 new pictures, then prints a second JSON line the same way (screenshot SCREENSHOT with
 "-reconnected" before its extension). Exit 0 when every wait was met, 1 (with the page's
 console on stderr) when one timed out.
+
+With --no-play S it checks the opposite (a feed that refuses the page): after S seconds no
+picture has been drawn; it prints the stats and the screenshot the same way, exit 0.
 """
 
 import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402  (next to this file)
@@ -45,11 +49,19 @@ def main():
     parser.add_argument("screenshot")
     parser.add_argument("--timeout", type=float, default=15)
     parser.add_argument("--reconnect", action="store_true")
+    parser.add_argument("--no-play", type=float, metavar="S")
     args = parser.parse_args()
 
     browser = cdp.start()
     try:
         browser.open(args.url)
+        if args.no_play is not None:
+            time.sleep(args.no_play)
+            stats = report(browser, args.screenshot)
+            if stats["frames"] > 0:
+                print("watch_page: the page played", file=sys.stderr)
+                return 1
+            return 0
         browser.wait_for("window.livelineStats && livelineStats.firstFrameMs !== null", args.timeout)
         # The figures come once a second; the tone's level and a latency need a moment.
         browser.wait_for("livelineStats.latencyMs !== null && livelineStats.fps > 0 && livelineStats.audioLevel > 0",

@@ -23,6 +23,8 @@ struct WatchPageBrowserTests {
             var videoCodec: String?
             var audioCodec: String?
             var reconnects: Int
+            var frames: Int
+            var error: String?
         }
         var stats: Stats
         var pixel: [Int]
@@ -36,11 +38,11 @@ struct WatchPageBrowserTests {
         let errors: URL
         var buffer = Data()
 
-        init(_ arguments: [String], errors: URL) throws {
+        init(_ arguments: [String], errors: URL, script: String = "watch_page.py") throws {
             self.errors = errors
             _ = FileManager.default.createFile(atPath: errors.path, contents: nil)
             process.executableURL = URL(fileURLWithPath: BrowserTest.python)
-            process.arguments = [BrowserTest.scripts.appendingPathComponent("watch_page.py").path] + arguments
+            process.arguments = [BrowserTest.scripts.appendingPathComponent(script).path] + arguments
             process.standardInput = input
             process.standardOutput = output
             process.standardError = try FileHandle(forWritingTo: errors)
@@ -48,12 +50,12 @@ struct WatchPageBrowserTests {
         }
 
         /// The next report, or nil when the script ended without one (it says why on stderr).
-        func report() throws -> Report? {
+        func report<Line: Decodable>(_ type: Line.Type = Report.self) throws -> Line? {
             while true {
                 if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = buffer[buffer.startIndex..<newline]
                     buffer = Data(buffer[(newline + 1)...])
-                    return try JSONDecoder().decode(Report.self, from: line)
+                    return try JSONDecoder().decode(Line.self, from: line)
                 }
                 let more = output.fileHandleForReading.availableData
                 if more.isEmpty { return nil }
@@ -120,5 +122,49 @@ struct WatchPageBrowserTests {
         #expect(second.stats.state == "playing")
         expectRed(second)
         #expect(script.finish() == 0, "\(script.stderr)")
+    }
+
+    @Test("the page's FLV reader, capture-time SEI and codec parsers on fixed bytes, run in the browser")
+    func parsers() throws {
+        struct Checks: Decodable {
+            var checks: Int
+            var failures: [String]
+        }
+        let server = try Server()
+        defer { server.background.stop() }
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = try Script(["http://127.0.0.1:\(server.httpPort)/watch/live/nobody"], errors: dir.appendingPathComponent("stderr"),
+                                script: "player_units.py")
+        let result = try #require(try script.report(Checks.self), "player_units.py: \(script.stderr)")
+        #expect(result.checks > 100)
+        #expect(result.failures.isEmpty, "\(result.failures)")
+        #expect(script.finish() == 0, "\(script.stderr)")
+    }
+
+    @Test("with auth on the page plays with a play token in its URL and draws nothing without one")
+    func tokens() throws {
+        let secrets = try TokenKitTests.Secrets()
+        defer { try? FileManager.default.removeItem(at: secrets.directory) }
+        let server = try Server(["--auth-secret-file", secrets.secretFile])
+        defer { server.background.stop() }
+        let host = try Background(CLI.liveline, ["host", server.url("private"), "--source", "color:red", "--audio-source", "tone:440",
+                                                 "--size", "640x360", "--duration", "30", "--token", try secrets.token(["--publish", "live/private"])])
+        defer { host.stop() }
+        let page = "http://127.0.0.1:\(server.httpPort)/watch/live/private"
+        let token = try secrets.token(["--play", "live/private"])
+        let played = try Script(["\(page)?token=\(token)", try BrowserTest.artifact("watch-page-token.png")],
+                                errors: secrets.directory.appendingPathComponent("played"))
+        let report = try #require(try played.report(), "with a token: \(played.stderr)")
+        #expect(report.stats.state == "playing")
+        expectRed(report)
+        #expect(played.finish() == 0)
+
+        let refused = try Script([page, try BrowserTest.artifact("watch-page-no-token.png"), "--no-play", "2"],
+                                 errors: secrets.directory.appendingPathComponent("refused"))
+        let nothing = try #require(try refused.report(), "without a token: \(refused.stderr)")
+        #expect(nothing.stats.frames == 0 && nothing.stats.firstFrameMs == nil)
+        #expect(nothing.stats.state == "waiting", "\(nothing.stats.state)")
+        #expect(refused.finish() == 0, "\(refused.stderr)")
     }
 }

@@ -10,7 +10,7 @@
 "use strict";
 
 (function () {
-  const MAX_TAG_BYTES = 16 * 1024 * 1024;   // an FLV tag's 24-bit size field holds no more
+  const MAX_TAG_BYTES = 8 * 1024 * 1024;    // one tag is buffered whole: a keyframe fits many times over
   const MAX_DECODE_QUEUE = 60;              // frames the video decoder may fall behind before a reset
   const AUDIO_LEAD_S = 0.04;                // how far ahead of "now" sound is scheduled
   const AUDIO_MAX_AHEAD_S = 0.3;            // scheduled further ahead than this: drop to catch up
@@ -47,7 +47,7 @@
           this.need = 11;
         } else if (this.state === "tag") {
           const size = (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3];
-          if (size > MAX_TAG_BYTES) throw new Error("FLV tag of " + size + " bytes");
+          if (size > MAX_TAG_BYTES) throw new Error("an FLV tag of " + size + " bytes is over the player's " + MAX_TAG_BYTES);
           this.state = "body";
           this.need = 11 + size + 4;    // header, body, PreviousTagSize
         } else {
