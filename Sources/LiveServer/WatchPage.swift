@@ -27,11 +27,12 @@ public enum WatchPage {
         return (Array(page.utf8), hash)
     }()
 
-    /// The policy the page runs under: its inline script by hash, its inline styles, and
-    /// connections (the feed) to this origin only.
+    /// The policy the page runs under: its inline script by hash, its inline styles,
+    /// connections (the feed) to this origin only, and media from the page's own blob: (the
+    /// Media Source Extensions path).
     static var contentSecurityPolicy: String {
         "default-src 'none'; script-src 'sha256-\(page.scriptHash)'; style-src 'unsafe-inline'; "
-            + "connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
+            + "connect-src 'self'; media-src blob:; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'"
     }
 
     /// Whether `path` is the watch page's: open without a token even with auth on, since

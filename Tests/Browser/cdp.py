@@ -150,10 +150,12 @@ class Browser:
         self._ws = websocket.create_connection(page_ws_url, timeout=30, suppress_origin=True,
                                                enable_multithread=False)
         self._next_id = 0
-        #: What the page printed: "console.log: ..." / "exception: ..." lines, in order.
+        #: What the page printed and the browser said about it: "console.log: ...",
+        #: "exception: ...", "log.error: ..." lines, in order.
         self.console = []
         self.call("Runtime.enable")
         self.call("Page.enable")
+        self.call("Log.enable")  # what the browser itself says: policy refusals, failed loads
 
     # -- the protocol -------------------------------------------------------------------------
 
@@ -192,6 +194,9 @@ class Browser:
             d = params.get("exceptionDetails", {})
             text = d.get("exception", {}).get("description") or d.get("text")
             self.console.append(f"exception: {text}")
+        elif method == "Log.entryAdded":
+            entry = params.get("entry", {})
+            self.console.append(f"log.{entry.get('level')}: {entry.get('text')} {entry.get('url') or ''}".rstrip())
         if len(self.console) > 500:  # bounded: a chatty page keeps its newest lines
             del self.console[:100]
 

@@ -8,7 +8,7 @@ parsers (window.livelinePlayer) on fixed bytes: the FLV reader fed a stream spli
 offset and one byte at a time, refusing what is not FLV and a tag over its budget; the
 capture-time SEI read back through emulation-prevention bytes, from an SEI with other
 messages before it, and not from an SEI after the first slice; the avcC codec string and
-the AudioSpecificConfig. Prints one JSON line {"checks": N, "failures": [...]}; exit 0 when
+the AudioSpecificConfig; for the MSE path, an SPS's picture size and the fMP4 boxes. Prints one JSON line {"checks": N, "failures": [...]}; exit 0 when
 none failed, 1 otherwise.
 """
 
@@ -93,6 +93,27 @@ CHECKS = r"""
   check(P.avcCodec(hex("0164001fffe10000")) === "avc1.64001F", "codec " + P.avcCodec(hex("0164001fffe10000")));
   const aac = P.aacConfig(hex("1190"));
   check(aac.codec === "mp4a.40.2" && aac.sampleRate === 48000 && aac.numberOfChannels === 2, "AAC " + JSON.stringify(aac));
+  // x264's SPS for 640x360 High (cropped from 368 lines), and the fMP4 boxes made for MSE.
+  const size = P.spsSize(hex("6764001eacd940a02ff97011000003000100000300320f162d96"));
+  check(size.width === 640 && size.height === 360, "SPS size " + JSON.stringify(size));
+  const boxes = (bytes) => {
+    const out = [];
+    for (let pos = 0; pos + 8 <= bytes.length;) {
+      const size = ((bytes[pos] << 24) >>> 0) + (bytes[pos + 1] << 16) + (bytes[pos + 2] << 8) + bytes[pos + 3];
+      out.push(String.fromCharCode(...bytes.slice(pos + 4, pos + 8)) + ":" + size);
+      if (size < 8) break;
+      pos += size;
+    }
+    return out;
+  };
+  const init = P.initSegment({ kind: "video", config: hex("0164001fffe10000"), width: 640, height: 360, timescale: 1000 });
+  check(boxes(init).map((b) => b.split(":")[0]).join(",") === "ftyp,moov", "init boxes " + boxes(init));
+  check(boxes(init).reduce((n, b) => n + Number(b.split(":")[1]), 0) === init.length, "init box sizes add up");
+  const fragment = P.mediaSegment(7, { key: true, decodeTime: 2 ** 33 + 5, cts: -2, duration: 33, data: hex("00000002aabb") });
+  const parts = boxes(fragment);
+  check(parts.length === 2 && parts[0].startsWith("moof:") && parts[1] === "mdat:14", "fragment boxes " + parts);
+  const moofSize = Number(parts[0].split(":")[1]);
+  check(fragment[moofSize + 8] === 0 && fragment[fragment.length - 1] === 0xbb, "mdat holds the sample");
   return { checks, failures };
 })()
 """

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Opens LiveLine's watch page in headless Chromium and reports what it shows.
 
-    watch_page.py URL SCREENSHOT [--timeout S] [--reconnect | --no-play S]
+    watch_page.py URL SCREENSHOT [--timeout S] [--reconnect | --no-play S] [--insecure-host NAME]
 
 Waits for the first picture, then for the page's own figures (a latency from the
 capture-time SEI, frames per second, an audio level), takes a screenshot of the tab to
@@ -23,13 +23,14 @@ import json
 import os
 import sys
 import time
+import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402  (next to this file)
 
 STATS = "(() => { const s = Object.assign({}, window.livelineStats); delete s.latencies; return s; })()"
 PICTURE_MIDDLE = """(() => {
-  const r = document.getElementById('picture').getBoundingClientRect();
+  const r = document.querySelector('#picture:not([hidden]), #player:not([hidden])').getBoundingClientRect();
   return [Math.round((r.left + r.width / 2) * devicePixelRatio), Math.round((r.top + r.height / 2) * devicePixelRatio)];
 })()"""
 
@@ -50,11 +51,20 @@ def main():
     parser.add_argument("--timeout", type=float, default=15)
     parser.add_argument("--reconnect", action="store_true")
     parser.add_argument("--no-play", type=float, metavar="S")
+    parser.add_argument("--insecure-host", metavar="NAME",
+                        help="open URL with its host renamed NAME, resolved to 127.0.0.1: a page that is not a "
+                             "secure context (as over plain http to another machine), so it has no WebCodecs")
     args = parser.parse_args()
 
-    browser = cdp.start()
+    url = args.url
+    chromium_args = []
+    if args.insecure_host:
+        parts = urllib.parse.urlsplit(url)
+        url = urllib.parse.urlunsplit(parts._replace(netloc=f"{args.insecure_host}:{parts.port}"))
+        chromium_args.append(f"--host-resolver-rules=MAP {args.insecure_host} 127.0.0.1")
+    browser = cdp.start(chromium_args)
     try:
-        browser.open(args.url)
+        browser.open(url)
         if args.no_play is not None:
             time.sleep(args.no_play)
             stats = report(browser, args.screenshot)

@@ -13,6 +13,7 @@ struct WatchPageBrowserTests {
     struct Report: Decodable {
         struct Stats: Decodable {
             var state: String
+            var decoder: String
             var firstFrameMs: Double?
             var latencyMs: Double?
             var fps: Double
@@ -99,6 +100,7 @@ struct WatchPageBrowserTests {
         print("watch page screenshot: \(first.screenshot)")
         let stats = first.stats
         #expect(stats.state == "playing")
+        #expect(stats.decoder == "webcodecs")
         let firstFrame = try #require(stats.firstFrameMs)
         #expect(firstFrame > 0 && firstFrame < 5000, "first frame after \(firstFrame) ms")
         let latency = try #require(stats.latencyMs)
@@ -121,6 +123,30 @@ struct WatchPageBrowserTests {
         #expect(second.stats.reconnects >= 1)
         #expect(second.stats.state == "playing")
         expectRed(second)
+        #expect(script.finish() == 0, "\(script.stderr)")
+    }
+
+    @Test("a page that is not a secure context (plain http to a named host) has no WebCodecs and plays through Media Source Extensions")
+    func mediaSource() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let host = try Background(CLI.liveline, ["host", server.url("mse"), "--source", "color:red", "--audio-source", "tone:440",
+                                                 "--size", "640x360", "--duration", "30"])
+        defer { host.stop() }
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = try Script(["http://127.0.0.1:\(server.httpPort)/watch/live/mse", try BrowserTest.artifact("watch-page-mse.png"),
+                                 "--insecure-host", "liveline.test"],
+                                errors: dir.appendingPathComponent("stderr"))
+        let report = try #require(try script.report(), "watch_page.py: \(script.stderr)")
+        print("watch page (MSE) screenshot: \(report.screenshot)")
+        #expect(report.stats.decoder == "mse")
+        #expect(report.stats.state == "playing")
+        let latency = try #require(report.stats.latencyMs)
+        #expect(latency > 0 && latency < 1500, "latency \(latency) ms")
+        #expect(report.stats.audioLevel > 0.05, "audio level \(report.stats.audioLevel)")
+        #expect(report.stats.width == 640 && report.stats.height == 360)
+        expectRed(report)
         #expect(script.finish() == 0, "\(script.stderr)")
     }
 

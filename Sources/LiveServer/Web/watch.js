@@ -161,6 +161,136 @@
     return { codec: "mp4a.40." + objectType, sampleRate, numberOfChannels: channels, description: asc.slice() };
   }
 
+  // ---- fragmented MP4 for Media Source Extensions (ISO 14496-12), the fallback -------------
+
+  /** The coded size in an SPS NAL unit (H.264 §7.3.2.1.1), cropping applied. */
+  function spsSize(nal) {
+    const b = [];
+    let zeros = 0;
+    for (let i = 1; i < nal.length; i++) {
+      if (zeros >= 2 && nal[i] === 3) { zeros = 0; continue; }
+      b.push(nal[i]);
+      zeros = nal[i] === 0 ? zeros + 1 : 0;
+    }
+    let bit = 0;
+    const u = (n) => {
+      let v = 0;
+      for (let i = 0; i < n; i++, bit++) {
+        if ((bit >> 3) >= b.length) throw new Error("the SPS is too short");
+        v = v * 2 + ((b[bit >> 3] >> (7 - (bit & 7))) & 1);
+      }
+      return v;
+    };
+    const ue = () => {
+      let zerosBefore = 0;
+      while (u(1) === 0) if (++zerosBefore > 31) throw new Error("the SPS is malformed");
+      return (2 ** zerosBefore) - 1 + u(zerosBefore);
+    };
+    const se = () => { const k = ue(); return k & 1 ? (k + 1) / 2 : -k / 2; };
+    const profile = u(8);
+    u(16);
+    ue();
+    let chroma = 1;
+    if ([100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].includes(profile)) {
+      chroma = ue();
+      if (chroma === 3) u(1);
+      ue(); ue(); u(1);
+      if (u(1)) {
+        for (let i = 0; i < (chroma !== 3 ? 8 : 12); i++) {
+          if (!u(1)) continue;
+          let last = 8, next = 8;
+          for (let j = 0; j < (i < 6 ? 16 : 64); j++) {
+            if (next !== 0) next = (last + se() + 256) % 256;
+            last = next === 0 ? last : next;
+          }
+        }
+      }
+    }
+    ue();
+    const pocType = ue();
+    if (pocType === 0) ue();
+    else if (pocType === 1) { u(1); se(); se(); const n = ue(); for (let i = 0; i < n; i++) se(); }
+    ue(); u(1);
+    const widthMbs = ue() + 1, heightMaps = ue() + 1, frameMbsOnly = u(1);
+    if (!frameMbsOnly) u(1);
+    u(1);
+    let crop = [0, 0, 0, 0];
+    if (u(1)) crop = [ue(), ue(), ue(), ue()];
+    const cropX = chroma === 1 || chroma === 2 ? 2 : 1;
+    const cropY = (chroma === 1 ? 2 : 1) * (2 - frameMbsOnly);
+    return { width: widthMbs * 16 - (crop[0] + crop[1]) * cropX,
+             height: (2 - frameMbsOnly) * heightMaps * 16 - (crop[2] + crop[3]) * cropY };
+  }
+
+  function box(type, ...parts) {
+    const size = 8 + parts.reduce((n, p) => n + p.length, 0);
+    const out = new Uint8Array(size);
+    out.set(be(size, 4), 0);
+    for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+    let pos = 8;
+    for (const p of parts) { out.set(p, pos); pos += p.length; }
+    return out;
+  }
+
+  /** `n` as `bytes` big-endian bytes (up to 8: above 2^32 through division). */
+  function be(n, bytes) {
+    const out = new Uint8Array(bytes);
+    for (let i = bytes - 1; i >= 0; i--) { out[i] = n % 256; n = Math.floor(n / 256); }
+    return out;
+  }
+
+  const full = (type, version, flags, ...parts) => box(type, new Uint8Array([version]), be(flags, 3), ...parts);
+  const words = (...values) => concatAll(values.map((v) => be(v >>> 0, 4)));
+  const zeros = (n) => new Uint8Array(n);
+  const text = (t) => new Uint8Array(Array.from(t, (c) => c.charCodeAt(0)));
+  const MATRIX = words(0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000);
+
+  function concatAll(parts) {
+    return parts.reduce((a, b) => concat(a, b), new Uint8Array(0));
+  }
+
+  /** ftyp + moov of one track: video (an avcC record) or audio (an AudioSpecificConfig). */
+  function initSegment(track) {
+    const video = track.kind === "video";
+    const entry = video
+      ? box("avc1", zeros(6), be(1, 2), zeros(16), be(track.width, 2), be(track.height, 2),
+            words(0x00480000, 0x00480000, 0), be(1, 2), zeros(32), be(0x18, 2), be(0xFFFF, 2), box("avcC", track.config))
+      : box("mp4a", zeros(6), be(1, 2), zeros(8), be(track.channels, 2), be(16, 2), zeros(4), words(track.rate * 65536),
+            full("esds", 0, 0, esDescriptor(track.config)));
+    const stbl = box("stbl", full("stsd", 0, 0, words(1), entry), full("stts", 0, 0, words(0)), full("stsc", 0, 0, words(0)),
+                     full("stsz", 0, 0, words(0, 0)), full("stco", 0, 0, words(0)));
+    const media = video ? full("vmhd", 0, 1, zeros(8)) : full("smhd", 0, 0, zeros(4));
+    const minf = box("minf", media, box("dinf", full("dref", 0, 0, words(1), full("url ", 0, 1))), stbl);
+    const mdia = box("mdia", full("mdhd", 0, 0, words(0, 0, track.timescale, 0), be(0x55C4, 2), zeros(2)),
+                     full("hdlr", 0, 0, words(0), text(video ? "vide" : "soun"), zeros(12), text("LiveLine\0")), minf);
+    const tkhd = full("tkhd", 0, 7, words(0, 0, 1, 0, 0, 0, 0), be(0, 4), be(video ? 0 : 0x0100, 2), zeros(2), MATRIX,
+                      words(track.width * 65536, track.height * 65536));
+    const mvhd = full("mvhd", 0, 0, words(0, 0, 1000, 0, 0x00010000), be(0x0100, 2), zeros(10), MATRIX, zeros(24), words(2));
+    const mvex = box("mvex", full("trex", 0, 0, words(1, 1, 0, 0, 0)));
+    return concat(box("ftyp", text("isom"), words(1), text("isomavc1mp41")), box("moov", mvhd, box("trak", tkhd, mdia), mvex));
+  }
+
+  /** The esds box's ES_Descriptor around an AudioSpecificConfig (ISO 14496-1 §7.2.6.5). */
+  function esDescriptor(asc) {
+    const descriptor = (tag, ...parts) => {
+      const body = concatAll(parts);
+      return concatAll([new Uint8Array([tag, body.length]), body]);
+    };
+    return descriptor(3, be(1, 2), zeros(1),
+                      descriptor(4, new Uint8Array([0x40, 0x15]), zeros(3), words(0, 0), descriptor(5, asc)),
+                      descriptor(6, new Uint8Array([2])));
+  }
+
+  /** moof + mdat of one sample of track 1: its decode time and duration in the track's
+   *  timescale, its composition offset, whether it is a sync sample. */
+  function mediaSegment(sequence, sample) {
+    const flags = sample.key ? 0x02000000 : 0x01010000;
+    const trun = (offset) => full("trun", 1, 0xF01, words(1, offset, sample.duration, sample.data.length, flags, sample.cts));
+    const traf = (offset) => box("traf", full("tfhd", 0, 0x020000, words(1)), full("tfdt", 1, 0, be(sample.decodeTime, 8)), trun(offset));
+    const moofSize = box("moof", full("mfhd", 0, 0, words(sequence)), traf(0)).length;
+    return concat(box("moof", full("mfhd", 0, 0, words(sequence)), traf(moofSize + 8)), box("mdat", sample.data));
+  }
+
   // ---- the player ---------------------------------------------------------------------------
 
   const path = location.pathname.split("/").filter(Boolean);  // watch, app, stream
@@ -169,16 +299,21 @@
   const params = new URLSearchParams(location.search);
   const token = params.get("token");
   const transport = params.get("transport") === "flv" ? "flv" : "ws";
+  // WebCodecs where the page may use it (a secure context: https or localhost); else, or
+  // with ?decoder=mse, Media Source Extensions with fragmented MP4 made here.
+  const webCodecs = !!(window.VideoDecoder && window.AudioDecoder);
+  const useMSE = params.get("decoder") === "mse" || (!webCodecs && !!window.MediaSource);
 
   const stats = {
     app, stream, transport,
     state: "connecting",
-    decoder: "webcodecs",
+    decoder: useMSE ? "mse" : "webcodecs",
     firstFrameMs: null,         // page load start → first picture drawn
     connectToFirstFrameMs: null,// the latest (re)connect → its first picture
     latencyMs: null,            // the latest picture's capture → drawn
     latencyAvgMs: null,         // mean over the last second's pictures
     fps: 0, bitrateKbps: 0,
+    bufferMs: null,             // MSE only: media buffered ahead of what the element plays
     audioLevel: 0, audioLevelDb: -Infinity,
     width: 0, height: 0,
     videoCodec: null, audioCodec: null,
@@ -210,14 +345,13 @@
   }
 
   function connect() {
-    if (!window.VideoDecoder || !window.AudioDecoder) {
-      fail(window.isSecureContext
-        ? "this browser has no WebCodecs (VideoDecoder / AudioDecoder)"
-        : "WebCodecs needs a secure page: open it over https or from localhost");
+    if (!webCodecs && !useMSE) {
+      fail("this browser has neither WebCodecs nor Media Source Extensions");
       return;
     }
     const s = { closed: false, started: performance.now(), video: null, audio: null, lengthSize: 4,
                 captureTimes: new Map(), waitingForKey: true, framesHere: 0 };
+    if (useMSE) s.mse = new MSESink(s);
     s.reader = new FLVReader((type, ts, data) => onTag(s, type, ts, data));
     session = s;
     setState(attempt === 0 ? "connecting" : "reconnecting");
@@ -269,6 +403,7 @@
     for (const d of [s.video, s.audio]) {
       if (d && d.state !== "closed") d.close();
     }
+    if (s.mse) s.mse.close();
     if (session !== s) return;
     const delay = Math.min(5000, 250 * Math.pow(2, attempt));
     attempt += 1;
@@ -289,6 +424,7 @@
     const packetType = data[1];
     const cts = ((data[2] << 16) | (data[3] << 8) | data[4]) << 8 >> 8;  // SI24
     const body = data.subarray(5);
+    if (s.mse) { s.mse.video(packetType, frameType === 1, ts, cts, body); return; }
     if (packetType === 0) {
       const codec = avcCodec(body);
       s.lengthSize = (body[4] & 3) + 1;
@@ -309,12 +445,14 @@
     }
     s.waitingForKey = false;
     const timestamp = (ts + cts) * 1000;
-    const capture = captureTimeMicros(body, s.lengthSize);
-    if (capture !== null) {
-      s.captureTimes.set(timestamp, capture);
-      if (s.captureTimes.size > 256) s.captureTimes.delete(s.captureTimes.keys().next().value);
-    }
+    remember(s, timestamp, captureTimeMicros(body, s.lengthSize));
     s.video.decode(new EncodedVideoChunk({ type: key ? "key" : "delta", timestamp, data: body }));
+  }
+
+  function remember(s, key, capture) {
+    if (capture === null) return;
+    s.captureTimes.set(key, capture);
+    if (s.captureTimes.size > 256) s.captureTimes.delete(s.captureTimes.keys().next().value);
   }
 
   function draw(s, frame) {
@@ -329,7 +467,11 @@
     const capture = s.captureTimes.get(frame.timestamp);
     s.captureTimes.delete(frame.timestamp);
     frame.close();
-    const now = performance.now();
+    shown(s, capture, performance.now());
+  }
+
+  /** Counts a picture on screen at `now` (performance.now() time) and its latency. */
+  function shown(s, capture, now) {
     if (s.framesHere === 0) {
       stats.connectToFirstFrameMs = Math.round(now - s.started);
       if (stats.firstFrameMs === null) stats.firstFrameMs = Math.round(now);
@@ -350,9 +492,149 @@
     }
   }
 
+  /** The MSE path: each FLV frame becomes a one-sample fMP4 fragment appended to a video or an
+   *  audio SourceBuffer of a <video> element kept near the live edge; pictures are counted
+   *  (and their latency taken) as the element presents them (requestVideoFrameCallback). */
+  class MSESink {
+    constructor(s) {
+      this.s = s;
+      this.element = $("player");
+      this.element.hidden = false;
+      canvas.hidden = true;
+      this.source = new MediaSource();
+      this.element.src = URL.createObjectURL(this.source);
+      this.tracks = {};           // kind → { buffer, queue, sequence }
+      this.pending = [];          // tracks made before the source opened
+      this.source.addEventListener("sourceopen", () => { for (const t of this.pending.splice(0)) this.open(t); });
+      this.timer = setInterval(() => this.chase(), 200);
+      const frame = (now, meta) => {
+        if (this.s.closed) return;
+        stats.width = meta.width;
+        stats.height = meta.height;
+        const capture = this.s.captureTimes.get(Math.round(meta.mediaTime * 1000));
+        shown(this.s, capture, meta.expectedDisplayTime || now);
+        this.element.requestVideoFrameCallback(frame);
+      };
+      if (this.element.requestVideoFrameCallback) this.element.requestVideoFrameCallback(frame);
+      // The level is read from what the element plays (silent while it is muted).
+      if (!audio) {
+        const Ctx = window.AudioContext || window.webkitAudioContext;
+        audio = { ctx: new Ctx({ latencyHint: "interactive" }), playAt: 0 };
+      }
+      if (!audio.element) {
+        audio.element = audio.ctx.createMediaElementSource(this.element);
+        audio.analyser = audio.ctx.createAnalyser();
+        audio.analyser.fftSize = 2048;
+        audio.element.connect(audio.analyser);
+        audio.analyser.connect(audio.ctx.destination);
+      }
+      this.analyser = audio.analyser;
+    }
+
+    track(kind, mime, init) {
+      if (this.tracks[kind]) return;  // a repeated sequence header: the first one stands
+      const t = { kind, mime, queue: [init], sequence: 1, buffer: null };
+      this.tracks[kind] = t;
+      if (this.source.readyState === "open") this.open(t); else this.pending.push(t);
+    }
+
+    open(t) {
+      t.buffer = this.source.addSourceBuffer(t.mime);
+      t.buffer.mode = "segments";
+      t.buffer.addEventListener("updateend", () => this.feed(t));
+      this.feed(t);
+    }
+
+    feed(t) {
+      if (!t.buffer || t.buffer.updating || !t.queue.length || this.s.closed) return;
+      try {
+        t.buffer.appendBuffer(t.queue.shift());
+      } catch (e) {
+        ended(this.s, "media source: " + e.message);
+      }
+    }
+
+    append(t, sample) {
+      t.queue.push(mediaSegment(t.sequence++, sample));
+      if (t.queue.length > 300) { ended(this.s, "the media source fell behind"); return; }
+      this.feed(t);
+    }
+
+    video(packetType, key, ts, cts, body) {
+      if (packetType === 0) {
+        const codec = avcCodec(body);
+        this.s.lengthSize = (body[4] & 3) + 1;
+        const spsLength = (body[6] << 8) | body[7];
+        const size = spsSize(body.subarray(8, 8 + spsLength));
+        stats.videoCodec = codec;
+        this.track("video", 'video/mp4; codecs="' + codec + '"',
+                   initSegment({ kind: "video", config: body.slice(), width: size.width, height: size.height, timescale: 1000 }));
+        return;
+      }
+      const t = this.tracks.video;
+      if (packetType !== 1 || !t) return;
+      if (!t.started && !key) { stats.droppedFrames++; return; }
+      t.started = true;
+      remember(this.s, ts + cts, captureTimeMicros(body, this.s.lengthSize));
+      // Sent at once with the last interval as its duration (waiting for the next frame's
+      // time would add a frame of latency); the next fragment's decode time corrects it.
+      const sample = { key, decodeTime: ts, cts, data: body.slice(), duration: t.interval || 33 };
+      if (t.previous !== undefined) t.interval = Math.max(1, ts - t.previous);
+      t.previous = ts;
+      this.append(t, sample);
+    }
+
+    audio(packetType, ts, body) {
+      if (packetType === 0) {
+        const config = aacConfig(body);
+        stats.audioCodec = config.codec + " " + config.sampleRate + " Hz " + config.numberOfChannels + " ch";
+        this.rate = config.sampleRate;
+        this.track("audio", 'audio/mp4; codecs="' + config.codec + '"',
+                   initSegment({ kind: "audio", config: body.slice(), channels: config.numberOfChannels, rate: config.sampleRate,
+                                 width: 0, height: 0, timescale: config.sampleRate }));
+        return;
+      }
+      const t = this.tracks.audio;
+      if (packetType !== 1 || !t) return;
+      this.append(t, { key: true, decodeTime: Math.round(ts * this.rate / 1000), cts: 0, data: body.slice(), duration: 1024 });
+    }
+
+    /** Keeps the element playing near the live edge, and its buffers short. */
+    chase() {
+      const v = this.element;
+      if (this.s.closed || !v.buffered.length) return;
+      const end = v.buffered.end(v.buffered.length - 1);
+      const lag = end - v.currentTime;
+      stats.bufferMs = Math.round(lag * 1000);
+      if (lag > 1 || v.currentTime < v.buffered.start(0)) v.currentTime = Math.max(v.buffered.start(0), end - 0.1);
+      v.playbackRate = lag > 0.15 ? 1.1 : 1;
+      if (this.analyser) {
+        const samples = new Float32Array(this.analyser.fftSize);
+        this.analyser.getFloatTimeDomainData(samples);
+        let peak = 0;
+        for (const x of samples) peak = Math.max(peak, Math.abs(x));
+        const now = performance.now();
+        if (peak >= levelPeak || now - levelAt > 250) { levelPeak = peak; levelAt = now; }
+      }
+      if (v.paused) v.play().catch(() => { v.muted = true; $("sound").hidden = false; v.play().catch(() => {}); });
+      for (const t of Object.values(this.tracks)) {
+        if (t.buffer && !t.buffer.updating && v.currentTime > 30 && t.buffer.buffered.length && t.buffer.buffered.start(0) < v.currentTime - 20) {
+          t.buffer.remove(0, v.currentTime - 10);
+        }
+      }
+    }
+
+    close() {
+      clearInterval(this.timer);
+      this.element.removeAttribute("src");
+      this.element.load();
+    }
+  }
+
   function onAudio(s, ts, data) {
     if (data.length < 2 || (data[0] >> 4) !== 10) return;  // AAC only
     const body = data.subarray(2);
+    if (s.mse) { s.mse.audio(data[1], ts, body); return; }
     if (data[1] === 0) {
       const config = aacConfig(body);
       if (s.audio && s.audio.state !== "closed") s.audio.close();
@@ -417,7 +699,11 @@
     if (session) { session.closed = true; try { session.close(); } catch (_) { /* gone */ } }
   }
 
-  $("sound").onclick = () => { if (audio) audio.ctx.resume(); };
+  $("sound").onclick = () => {
+    if (audio) audio.ctx.resume();
+    $("player").muted = false;
+    $("sound").hidden = true;
+  };
   document.addEventListener("click", () => { if (audio && audio.ctx.state !== "running") audio.ctx.resume(); });
 
   // Once a second: the rates, the level, and the figures on the page.
@@ -440,6 +726,6 @@
   }, 1000);
 
   // For tests: the parsers without a socket.
-  window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig };
+  window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig, spsSize, initSegment, mediaSegment };
   connect();
 })();
