@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Watching in a browser on loopback (issue 17): glass-to-glass latency and first-frame time
 # of the watch page in headless Chromium, over the WebSocket FLV feed (/ws/{app}/{stream})
-# and over HTTP-FLV read by fetch() (?transport=flv), beside HLS with 1 s segments, all on
+# and over HTTP-FLV read by fetch() (?transport=flv), both decoded with WebCodecs, and the
+# WebSocket feed through the page's Media Source Extensions fallback (?decoder=mse: what a
+# page that is not a secure context plays), beside HLS with 1 s segments, all on
 # one stream in one run. A LiveLine hoster (test pattern, 720p30, 2500 kbit/s, its tone)
 # pushes to `liveline serve`; every frame carries its capture time in an SEI.
 #   - watch page: capture → the picture drawn on the page's canvas (the page's own figure;
-#     the screen shows it at the next vsync, up to 16 ms later); first frame: page load
+#     the screen shows it at the next vsync, up to 16 ms later; with MSE, the frame's expected
+#     display time from requestVideoFrameCallback); first frame: page load
 #     start → first picture, 3 page loads joining the running stream.
 #   - HLS (Benchmarks/lib/hls-latency.py): capture → the frame's segment listed in the
 #     playlist, the earliest a player can fetch it: a lower bound for an HLS player, whose
-#     own buffer adds to it (Chromium has no HLS player of its own to measure here).
+#     own buffer adds to it (a <video> playing the playlist is not measured here: the
+#     pictures it shows carry no capture time a page can read).
 #
 # Usage: Benchmarks/browser.sh            30 s of measurement per player
 #        DURATION=60 Benchmarks/browser.sh
@@ -48,6 +52,7 @@ measure_page() {  # name url
 }
 measure_page ws "$page"
 measure_page flv "$page?transport=flv"
+measure_page mse "$page?decoder=mse"
 
 hls=Benchmarks/lib/hls-latency.py
 if [[ -f $hls ]]; then
@@ -74,7 +79,8 @@ def read_ms(name):
     with open(os.path.join(work, name + ".ms")) as f:
         return [float(line) for line in f if line.strip()]
 
-for name, label in [("ws", "watch page, WebSocket FLV"), ("flv", "watch page, HTTP-FLV fetch")]:
+for name, label in [("ws", "watch page, WebSocket FLV"), ("flv", "watch page, HTTP-FLV fetch"),
+                    ("mse", "watch page, WebSocket, MSE")]:
     values = read_ms(name)
     summary = json.load(open(os.path.join(work, name + ".summary")))
     n, p50, p95, top = stats(values)

@@ -329,6 +329,7 @@
   const ctx2d = canvas.getContext("2d", { alpha: false, desynchronized: true });
   const $ = (id) => document.getElementById(id);
   $("name").textContent = app + "/" + stream;
+  $("decoder").textContent = (useMSE ? "MSE" : "WebCodecs") + (transport === "flv" ? ", HTTP-FLV" : ", WebSocket");
   document.title = app + "/" + stream + " — LiveLine";
 
   let session = null;           // the current connection's state
