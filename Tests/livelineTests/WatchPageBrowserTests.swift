@@ -19,6 +19,7 @@ struct WatchPageBrowserTests {
             var fps: Double
             var bitrateKbps: Double
             var audioLevel: Double
+            var sound: String?
             var width: Int
             var height: Int
             var videoCodec: String?
@@ -108,6 +109,7 @@ struct WatchPageBrowserTests {
         #expect(stats.fps >= 10, "\(stats.fps) fps")
         #expect(stats.bitrateKbps > 0)
         #expect(stats.audioLevel > 0.05, "audio level \(stats.audioLevel)")
+        #expect(stats.sound == "on", "sound \(stats.sound ?? "none")")
         #expect(stats.width == 640 && stats.height == 360)
         #expect(stats.videoCodec?.hasPrefix("avc1.") == true)
         #expect(stats.audioCodec?.hasPrefix("mp4a.40.2 48000 Hz 2 ch") == true, "\(stats.audioCodec ?? "none")")
@@ -145,6 +147,7 @@ struct WatchPageBrowserTests {
         let latency = try #require(report.stats.latencyMs)
         #expect(latency > 0 && latency < 1500, "latency \(latency) ms")
         #expect(report.stats.audioLevel > 0.05, "audio level \(report.stats.audioLevel)")
+        #expect(report.stats.sound == "on", "sound \(report.stats.sound ?? "none")")
         #expect(report.stats.width == 640 && report.stats.height == 360)
         expectRed(report)
         #expect(script.finish() == 0, "\(script.stderr)")

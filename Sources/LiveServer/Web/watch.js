@@ -315,6 +315,7 @@
     fps: 0, bitrateKbps: 0,
     bufferMs: null,             // MSE only: media buffered ahead of what the element plays
     audioLevel: 0, audioLevelDb: -Infinity,
+    sound: null,                // "on", or "blocked" until a click (the browser's autoplay rule)
     width: 0, height: 0,
     videoCodec: null, audioCodec: null,
     frames: 0, audioFrames: 0, bytes: 0,
@@ -716,6 +717,8 @@
     if (performance.now() - levelAt > 1000) levelPeak = 0;
     stats.audioLevel = Math.round(levelPeak * 1000) / 1000;
     stats.audioLevelDb = levelPeak > 0 ? Math.round(20 * Math.log10(levelPeak) * 10) / 10 : -Infinity;
+    // "on" when the browser lets the page play sound, "blocked" until a click allows it.
+    stats.sound = !audio ? null : audio.ctx.state !== "running" || (useMSE && $("player").muted) ? "blocked" : "on";
     const ms = (v) => (v === null ? "–" : v + " ms");
     $("first").textContent = ms(stats.firstFrameMs);
     $("latency").textContent = ms(stats.latencyAvgMs === null ? stats.latencyMs : stats.latencyAvgMs);
