@@ -1,6 +1,5 @@
 import LiveNet
 import LiveRTMP
-import Synchronization
 
 /// One piece of an FLV stream (the file header, or one tag with its PreviousTagSize)
 /// laid out once for every framing the relay's FLV viewers use, so that one buffer is
@@ -72,36 +71,4 @@ struct FLVFramedBytes: Sendable {
         let digits = String(value, radix: 16, uppercase: true)
         return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
-}
-
-/// Where a `RelayMessage` keeps its FLV framing: weakly, so the bytes live only while
-/// some viewer's write queue holds them (what every viewer of a fan-out shares) and
-/// never lengthen the life, nor the size, of the GOP cache; a viewer joining later
-/// frames the message again.
-struct FLVFramedCache {
-    weak var buffer: SharedBytes?
-}
-
-extension RelayMessage {
-    /// This message framed for FLV viewers (see `FLVFramedBytes`), made by the first
-    /// viewer that needs it and shared while any write queue holds it; nil when no FLV
-    /// tag carries it. Any thread.
-    var flvFramed: FLVFramedBytes? {
-        flvCache.withLock { cache in
-            if let buffer = cache.buffer { return FLVFramedBytes(buffer: buffer) }
-            guard let framed = FLVFramedBytes.tag(raw) else { return nil }
-            cache.buffer = framed.buffer
-            return framed
-        }
-    }
-}
-
-/// How a player reaches the relay: what `/api/streams` shows for each player.
-public enum PlayerTransport: String, Codable, Sendable, CaseIterable {
-    /// An RTMP play.
-    case rtmp
-    /// `GET /{app}/{stream}.flv`.
-    case httpFLV = "http-flv"
-    /// The WebSocket FLV feed, `GET /ws/{app}/{stream}`.
-    case webSocketFLV = "ws-flv"
 }

@@ -68,9 +68,11 @@ final class FLVRelayPlayer: RelayPlayer, TCPConnectionHandler, @unchecked Sendab
     }
 
     /// Starts playing once the connection is this player's (or its WebSocket's): from a
-    /// task, so that the HTTP server has handed the connection over first. Loop thread.
+    /// task, so that the HTTP server has handed the connection over first (one task per
+    /// viewer, so not refused for a full queue; only a loop shutting down refuses it).
+    /// Loop thread.
     func begin() {
-        guard loop.execute({ self.start() }) else {
+        guard loop.executeCoalesced({ self.start() }) else {
             connection.abort(nil)
             return
         }

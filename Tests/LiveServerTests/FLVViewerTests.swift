@@ -1,4 +1,5 @@
 import Foundation
+import LiveAuth
 import LiveNet
 import LiveTestSupport
 import Testing
@@ -64,6 +65,17 @@ struct FLVViewerTests {
         let text = String(decoding: answer, as: UTF8.self)
         #expect(text.hasPrefix("HTTP/1.1 200"))
         #expect(text.hasSuffix("\r\n\r\n"), "nothing after the head: \(text)")
+    }
+
+    @Test("co-host and call streams go through the relay's play rule, as RTMP plays do: 403 with its reason, counted")
+    func playRule() throws {
+        let relay = try startRelay()
+        defer { relay.shutdown() }
+        let refused = try httpGet(port: relay.httpPort, "/live/line-x.hear.flv")
+        #expect(refused.status == 403)
+        #expect(refused.body.contains("not the hear stream of a co-host"))
+        #expect(try TestWebSocketProbe(port: relay.httpPort, path: "/ws/live/line-x.hear").status == 403)
+        #expect(relay.rtmp.counters.refusedPlays.load(ordering: .relaxed) == 2)
     }
 
     @Test("HTTP-FLV: the FLV header, onMetaData, the sequence headers, the GOP from its keyframe, then live tags; unpublishing ends the chunked body")
@@ -215,6 +227,36 @@ struct FLVViewerTests {
         #expect(frames.count < frameCount)
     }
 
+    @Test("a viewer that takes no byte for idleTimeout while some wait for it is closed and counted as a timeout; a reading one stays")
+    func stalledViewerClosed() throws {
+        let relay = try startRelay {
+            $0.idleTimeout = .milliseconds(800)
+            $0.pingInterval = .milliseconds(200)
+            $0.playerHighWatermark = 128 << 10
+            $0.playerLowWatermark = 32 << 10
+        }
+        defer { relay.shutdown() }
+        let publisher = try startSyntheticPublisher(relay.rtmpPort, "live/stall")
+        let stalled = try TestFLVViewer(port: relay.httpPort, path: "/live/stall.flv", receiveBufferSize: 4096)
+        #expect(stalled.readHead())
+        let reader = try TestFLVViewer(port: relay.httpPort, path: "/live/stall.flv")
+        #expect(reader.readHead())
+        #expect(try eventually(2) { try apiStreams(relay).first?.players == 2 })
+        // 50 KB frames for 2.5 s: far more than the stalled viewer's socket and queue hold.
+        for index in 0..<75 {
+            try publisher.sendVideo(SyntheticVideo.frame(index: index, keyframe: index % 15 == 0, size: 50_000), timestamp: UInt32(index * 33))
+            try publisher.drain()
+            reader.read(timeout: 0.033)
+        }
+        #expect(try eventually(3) { try apiStreams(relay).first?.players == 1 })
+        let left = try #require(try apiStreams(relay).first?.playerDetails.first)
+        // The stalled one went (the publisher, silent from now, may time out too later).
+        #expect(relay.rtmp.counters.timeouts.load(ordering: .relaxed) >= 1)
+        #expect(left.bytesOut > 75 * 50_000)
+        #expect(stalled.socket.closesWithin(3))
+        #expect(!reader.ended)
+    }
+
     @Test("a viewer whose publisher dropped (no unpublish) waits idleTimeout for it, then its body ends")
     func publisherGone() throws {
         let relay = try startRelay {
@@ -289,5 +331,30 @@ struct FLVAuthTests {
         #expect(try eventually(3) { try authStreams(relay).first?.players == 3 })
         // The API itself still wants an api token.
         #expect(try httpGet(port: relay.httpPort, "/api/streams?token=\(TestTokens.play("live/cam"))").status == 401)
+    }
+
+    @Test("--on-expiry close ends an HTTP-FLV body and a WebSocket feed whose token expires, at the next tick")
+    func expiry() throws {
+        let relay = try startRelay {
+            $0.auth = TokenVerifier(secret: TestTokens.secret, leewaySeconds: 0)
+            $0.onExpiry = .close
+            $0.pingInterval = .milliseconds(200)
+        }
+        defer { relay.shutdown() }
+        let clients = try EventLoopGroup(count: 1, name: "flv-expiry")
+        defer { clients.shutdown() }
+        let publisher = try startSyntheticPublisher(relay.rtmpPort, "live/cam?token=\(TestTokens.publish("live/cam"))")
+        try publishFrames(publisher, 0..<3)
+        let token = TestTokens.play("live/cam", ttl: 2)
+        let started = Date()
+        let viewer = try TestFLVViewer(port: relay.httpPort, path: "/live/cam.flv?token=\(token)")
+        let socket = TestWebSocketViewer(url: "ws://127.0.0.1:\(relay.httpPort)/ws/live/cam?token=\(token)", on: clients.loops[0])
+        #expect(viewer.readHead())
+        #expect(viewer.status == 200)
+        viewer.read(timeout: 6)
+        #expect(viewer.sawLastChunk)
+        #expect(eventually(2) { socket.closeCode.value == 1000 })
+        let after = Date().timeIntervalSince(started)
+        #expect(after > 1 && after < 4.5, "ended \(after) s after the start of a 2 s token")
     }
 }
