@@ -20,10 +20,9 @@ public enum BrowserTest {
     }()
 
     /// Where a test keeps a screenshot for people to look at after the run:
-    /// .build/browser-tests/NAME in this package (the folder is made).
+    /// $LIVELINE_TEST_ARTIFACTS/NAME (default /tmp/liveline-test-artifacts; the folder is made).
     public static func artifact(_ name: String) throws -> String {
-        let folder = scripts.deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build").appendingPathComponent("browser-tests")
+        let folder = URL(fileURLWithPath: ProcessInfo.processInfo.environment["LIVELINE_TEST_ARTIFACTS"] ?? "/tmp/liveline-test-artifacts")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         return folder.appendingPathComponent(name).path
     }
