@@ -337,6 +337,7 @@
   let attempt = 0;
   let audio = null;             // { ctx, playAt }
   let secondFrames = 0, secondBytes = 0, secondLatencySum = 0, secondLatencyCount = 0;
+  let secondFirstPts = null, secondLastPts = null;
   let levelPeak = 0, levelAt = 0;
 
   function feedURL() {
@@ -468,12 +469,14 @@
     ctx2d.drawImage(frame, 0, 0, canvas.width, canvas.height);
     const capture = s.captureTimes.get(frame.timestamp);
     s.captureTimes.delete(frame.timestamp);
+    const pts = frame.timestamp / 1000;
     frame.close();
-    shown(s, capture, performance.now());
+    shown(s, capture, performance.now(), pts);
   }
 
-  /** Counts a picture on screen at `now` (performance.now() time) and its latency. */
-  function shown(s, capture, now) {
+  /** Counts a picture on screen at `now` (performance.now() time), its presentation time
+   *  `pts` (ms) and its latency. */
+  function shown(s, capture, now, pts) {
     if (s.framesHere === 0) {
       stats.connectToFirstFrameMs = Math.round(now - s.started);
       if (stats.firstFrameMs === null) stats.firstFrameMs = Math.round(now);
@@ -483,6 +486,8 @@
     s.framesHere++;
     stats.frames++;
     secondFrames++;
+    if (secondFirstPts === null || pts < secondFirstPts) secondFirstPts = pts;
+    secondLastPts = Math.max(secondLastPts === null ? pts : secondLastPts, pts);
     if (capture !== undefined) {
       const latency = (performance.timeOrigin + now) - capture / 1000;
       stats.latencyMs = Math.round(latency);
@@ -514,7 +519,7 @@
         stats.width = meta.width;
         stats.height = meta.height;
         const capture = this.s.captureTimes.get(Math.round(meta.mediaTime * 1000));
-        shown(this.s, capture, meta.expectedDisplayTime || now);
+        shown(this.s, capture, meta.expectedDisplayTime || now, meta.mediaTime * 1000);
         this.element.requestVideoFrameCallback(frame);
       };
       if (this.element.requestVideoFrameCallback) this.element.requestVideoFrameCallback(frame);
@@ -710,7 +715,11 @@
 
   // Once a second: the rates, the level, and the figures on the page.
   setInterval(() => {
-    stats.fps = secondFrames;
+    // Pictures drawn in the last second, but no more than their own timestamps span: a page
+    // joining draws the GOP cache's pictures at once, which is not a frame rate.
+    const span = secondLastPts - secondFirstPts;
+    stats.fps = secondFrames > 1 && span > 0 ? Math.min(secondFrames, Math.round((secondFrames - 1) * 1000 / span)) : secondFrames;
+    secondFirstPts = secondLastPts = null;
     stats.bitrateKbps = Math.round(secondBytes * 8 / 1000);
     stats.latencyAvgMs = secondLatencyCount ? Math.round(secondLatencySum / secondLatencyCount) : null;
     secondFrames = secondBytes = secondLatencySum = secondLatencyCount = 0;
