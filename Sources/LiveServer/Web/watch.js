@@ -700,10 +700,13 @@
     $("state").className = state;
   }
 
+  /** Stops for good (nothing this page could play): says why, frees the connection. */
   function fail(message) {
     stats.error = message;
+    const s = session;
+    session = null;  // so ended() does not try again
+    if (s) ended(s, message);
     setState("error", message);
-    if (session) { session.closed = true; try { session.close(); } catch (_) { /* gone */ } }
   }
 
   $("sound").onclick = () => {
