@@ -22,6 +22,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -142,13 +143,18 @@ def _wait_for_page(port, timeout):
 
 
 def _stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
+    """Ends the browser and every process it started: they share its process group
+    (start_new_session), so none is left behind if a wrapper script did not exec."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
         try:
-            proc.wait(5)
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(wait)
+            break
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            continue
 
 
 class Browser:
