@@ -8,7 +8,8 @@ import LiveNet
 enum HTTPAccess {
     /// Open without a token: health and metrics for probes and scrapers, and the line's and
     /// the call's WebSockets, which check their own tokens (`?token=` or the request's);
-    /// so do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token).
+    /// so do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token). The watch
+    /// pages (`WatchPage.isPagePath`) are open too: their feed checks the viewer's token.
     static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call"]
 
     /// The request's token: the Bearer credentials, else the `token` query parameter.
@@ -49,7 +50,8 @@ enum HTTPAccess {
         var router = HTTPRouter()
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
             router.add(method, "/*") { request in
-                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path), !checksOwnToken(request) {
+                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path),
+                   !WatchPage.isPagePath(request.path), !checksOwnToken(request) {
                     do throws(TokenError) {
                         _ = try verifier.authorize(token(request), .api, path: path(request),
                                                    nowSeconds: StreamAccess.nowSeconds())

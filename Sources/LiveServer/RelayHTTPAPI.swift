@@ -8,10 +8,11 @@ import Synchronization
 /// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
 /// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`); with a call service, the
 /// WebSocket `GET /call`; HTTP-FLV `GET /{app}/{stream}.flv` and the WebSocket FLV feed
-/// `GET /ws/{app}/{stream}` (see `FLVHTTPAPI`); with HLS, `GET /{app}/{stream}.m3u8` and
-/// its segments (see `HLSHTTPRoutes`). With auth on, every route but `/healthz`,
-/// `/metrics`, `/line`, `/call` and the viewers' (FLV and HLS: a `play` token) needs an
-/// `api` token (see `HTTPAccess`).
+/// `GET /ws/{app}/{stream}` (see `FLVHTTPAPI`); the watch page `GET /watch/{app}/{stream}`
+/// that plays that feed in a browser (see `WatchPage`); with HLS, `GET /{app}/{stream}.m3u8`
+/// and its segments (see `HLSHTTPRoutes`). With auth on, every route but `/healthz`,
+/// `/metrics`, `/line`, `/call`, the viewers' (FLV and HLS: a `play` token) and the watch
+/// page needs an `api` token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
     /// What `/metrics` reports beside the relay's own counters: the loops' refused tasks
     /// and, once it exists (it is made with these routes), the HTTP server's refusals.
@@ -43,6 +44,7 @@ public enum RelayHTTPAPI {
         if let line { LineHTTPAPI.add(line, to: &router) }
         if let call { router.get("/call", call.webSocketHandler()) }
         FLVHTTPAPI.add(server, to: &router)
+        WatchPage.add(to: &router)
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         router.get("/metrics") { _ in
