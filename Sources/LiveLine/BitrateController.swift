@@ -35,9 +35,10 @@
 ///   grows before the link has carried it (however long the encoder takes to reach it),
 ///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
 ///   worth. When the link carries more than its noted rate (the capacity came back, or
-///   the cut read it low) the note rises to the probe's rate and the next probe comes
-///   after one calm interval, `pastProbeGrowth` times further past it than the last: a
-///   wrong guess costs one small step, a returned capacity is reached in a few.
+///   the cut read it low), calm for the whole watch after the probe, the note rises to
+///   the probe's rate and the next probe comes after one calm interval,
+///   `pastProbeGrowth` times further past it than the last: a wrong guess costs one
+///   small step, a returned capacity is reached in a few.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
 ///   (`connectionLost`), and the stall that often comes before a loss is taken back —
 ///   the target returns to the last good rate. After a reconnect (or a takeover of the
@@ -89,7 +90,7 @@ public struct BitrateController: Sendable, Equatable {
         /// was taken back).
         public var pastProbeIntervalMilliseconds = 3000
         /// After a probe the link carried, the next goes this many times further past it.
-        public var pastProbeGrowth = 2.5
+        public var pastProbeGrowth = 1.5
         /// Calm with a throughput this many times the noted rate: the link carried more
         /// (an encoder makes a few % less than its target, so the margin is small).
         public var carriedMoreFactor = 1.03
@@ -303,7 +304,9 @@ public struct BitrateController: Sendable, Equatable {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
                     let carried = carriedKbps(sample)
-                    if let link = linkRateKbps, carried >= link * settings.carriedMoreFactor {
+                    // Carried, calm, for the whole watch: one second's throughput can be a burst.
+                    let watched = probeTime.map { now - $0 >= Int64(settings.probeWatchMilliseconds) } ?? true
+                    if let link = linkRateKbps, watched, carried >= link * settings.carriedMoreFactor {
                         // The link carries more than its noted rate: the probe is good (the
                         // encoder makes a little less than its target), note it and probe
                         // further, soon.

@@ -46,8 +46,8 @@ struct BitrateControllerTests {
             Row(4000, 125, 1000, 850),  // the queue starts to grow: hold, the calm second starts over
             Row(4250, 60, 1000, 850),
             Row(5250, 60, 1000, 1150),  // 3 s after the cut and a calm second: a small probe, 15 % past the link's rate
-            Row(6250, 60, 900, 1150),
-            Row(7250, 60, 1100, 1581),  // the link carries more (≥ 1.03 ×): the probe's rate is noted, the next goes 2.5 × further (37.5 %), at once
+            Row(6250, 60, 1100, 1150),  // more carried a second after it: maybe a burst, not yet
+            Row(7250, 60, 1100, 1408),  // carried (≥ 1.03 ×), calm for the 2 s after the probe: its rate is noted, the next goes 1.5 × further (22.5 %), at once
         ])
         #expect(controller.lastGoodKbps == 1150)
         #expect(controller.linkRateKbps == 1150)
