@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds one libFuzzer target and runs it for SECONDS.
 #   Fuzz/run.sh TARGET SECONDS [extra libFuzzer options]
-# TARGET: chunk | amf0 | flv | handshake | session | token | line | call | http | websocket | members. The library modules the targets use
+# TARGET: chunk | amf0 | flv | handshake | session | token | line | call | http | websocket | members | hls. The library modules the targets use
 # (LiveCore … LiveServer) are compiled straight into the fuzzer (coverage +
 # AddressSanitizer) with swiftc, so the rest of the package need not build. They are
 # optimised as `swift build -c release` builds the product (-O, whole module: checked,
@@ -9,7 +9,7 @@
 # (default /tmp/liveline-fuzz/<target>); the executions count is printed at the end.
 set -euo pipefail
 
-target=${1:?usage: Fuzz/run.sh TARGET SECONDS (TARGET: chunk|amf0|flv|handshake|session|token|line|call|http|websocket|members)}
+target=${1:?usage: Fuzz/run.sh TARGET SECONDS (TARGET: chunk|amf0|flv|handshake|session|token|line|call|http|websocket|members|hls)}
 seconds=${2:?usage: Fuzz/run.sh TARGET SECONDS}
 shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +29,8 @@ case $target in
     http) main=HTTPRequestParserFuzz ;;
     websocket) main=WebSocketFrameFuzz ;;
     members) main=MemberPageFuzz ;;
-    *) echo "unknown target $target (chunk, amf0, flv, handshake, session, token, line, call, http, websocket, members)" >&2; exit 2 ;;
+    hls) main=HLSSegmenterFuzz ;;
+    *) echo "unknown target $target (chunk, amf0, flv, handshake, session, token, line, call, http, websocket, members, hls)" >&2; exit 2 ;;
 esac
 
 # The optimisation of `swift build -c release` (Package.swift sets no other flags).
@@ -50,7 +51,23 @@ module() {
     local sources
     mapfile -t sources < <(find "$root/Sources/$name" -name '*.swift' | sort)
     local lib="$build/lib$name.a"
-    if [[ -n $rebuilt || ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]]; then
+    # SwiftPM's embedInCode resources (Package.swift): the same PackageResources, made here.
+    if [[ -d $root/Sources/$name/Web ]]; then
+        python3 - "$root/Sources/$name/Web" "$build/$name-resources.swift" <<'PY'
+import os, sys
+web, out = sys.argv[1], sys.argv[2]
+lines = ["struct PackageResources {"]
+for name in sorted(os.listdir(web)):
+    data = open(os.path.join(web, name), "rb").read()
+    lines.append(f"    static let {name.replace('.', '_').replace('-', '_')}: [UInt8] = [{','.join(map(str, data))}]")
+text = "\n".join(lines + ["}", ""])
+if not os.path.exists(out) or open(out).read() != text:
+    open(out, "w").write(text)
+PY
+        sources+=("$build/$name-resources.swift")
+    fi
+    if [[ -n $rebuilt || ! -f $lib ]] || [[ -n $(find "$root/Sources/$name" -newer "$lib" -name '*.swift' | head -1) ]] \
+        || [[ -f $build/$name-resources.swift && $build/$name-resources.swift -nt $lib ]]; then
         rebuilt=yes
         echo "building $name" >&2
         (cd "$build" && swiftc "${flags[@]}" -module-name "$name" -emit-module -emit-module-path "$build/$name.swiftmodule" \

@@ -13,25 +13,30 @@ import LiveRTMP
 /// segment growing past `maxSegmentBytes` is dropped, never kept.
 ///
 /// Pure value: no clock, no thread; the relay's `HLSStreamPlayer` owns one.
-struct HLSSegmenter {
-    struct Limits: Sendable {
+package struct HLSSegmenter {
+    package struct Limits: Sendable {
         /// The shortest segment: the segment is closed by the first keyframe this far after its start.
-        var targetMilliseconds: UInt32
+        package var targetMilliseconds: UInt32
         /// A segment that grows past this (a very long GOP at a high bitrate) is dropped
         /// and the next starts at the next keyframe.
-        var maxSegmentBytes: Int
+        package var maxSegmentBytes: Int
+
+        package init(targetMilliseconds: UInt32, maxSegmentBytes: Int) {
+            self.targetMilliseconds = targetMilliseconds
+            self.maxSegmentBytes = maxSegmentBytes
+        }
     }
 
     /// One finished segment.
-    struct Segment: Sendable {
+    package struct Segment: Sendable {
         /// Its number in the stream (`#EXT-X-MEDIA-SEQUENCE` counts these), given by the
         /// window that keeps it (a segment it refuses takes no number).
-        var sequence: UInt64 = 0
-        let durationMilliseconds: UInt32
+        package var sequence: UInt64 = 0
+        package let durationMilliseconds: UInt32
         /// The MPEG-TS bytes.
-        let bytes: [UInt8]
+        package let bytes: [UInt8]
         /// Something was lost or reset before it: players must not expect continuity.
-        let discontinuity: Bool
+        package let discontinuity: Bool
 
         /// The same segment, marked a discontinuity.
         var markedDiscontinuous: Segment {
@@ -60,15 +65,15 @@ struct HLSSegmenter {
     private var discontinuityPending = false
     private var timeline = Timeline()
 
-    init(limits: Limits) {
+    package init(limits: Limits) {
         self.limits = limits
     }
 
     /// The bytes of the segment being built (they count against the stream's memory too).
-    var pendingBytes: Int { current.count }
+    package var pendingBytes: Int { current.count }
 
     /// Takes one relayed message; returns the segment it closed, if any.
-    mutating func add(kind: RelayMessage.Kind, timestamp: UInt32, payload: [UInt8]) -> Segment? {
+    package mutating func add(kind: RelayMessage.Kind, timestamp: UInt32, payload: [UInt8]) -> Segment? {
         let time = timeline.extend(timestamp)
         switch kind {
         case .metadata:
@@ -102,7 +107,7 @@ struct HLSSegmenter {
 
     /// Messages never reached the segmenter: what it was building is dropped and the next
     /// segment starts at a keyframe, marked as a discontinuity.
-    mutating func lost() {
+    package mutating func lost() {
         current.removeAll()
         currentStart = nil
         discontinuityPending = true
