@@ -10,15 +10,17 @@ enum GuestCommand: Command {
     static let help = """
         Usage: liveline guest RTMP_URL|HTTP_FLV_URL [options]
 
-        Plays rtmp://host[:port]/app[/instance]/stream[?query], or HTTP-FLV
+        Plays rtmp://host[:port]/app[/instance]/stream[?query] or HTTP-FLV
         http://host[:port]/path[?query] (liveline serve's /APP/STREAM.flv, nginx-http-flv,
-        SRS, ffmpeg -listen 1; chunked or close-delimited body, plain HTTP only; a token
-        goes on as ?token=), the same way, and decodes the H.264 video
-        and the AAC audio and reports frames, size, time to the first frame, audio frames,
-        rate, channels and level and, when the stream carries LiveLine's capture-time
-        SEI, glass-to-glass latency, and when it carries the test source's markers, A/V
-        sync. An audio-only stream plays (its metadata names no video, or a second of
-        audio comes without it); other audio codecs than AAC are ignored with a warning.
+        SRS, ffmpeg -listen 1: plain HTTP, a chunked or close-delimited body; a token goes
+        on the query as ?token=; the end of a chunked body is the stream's end, a closed
+        or cut connection is retried as a lost RTMP one; another status than 2xx is a
+        refusal, exit 3), decodes the H.264 video and the AAC audio and reports frames,
+        size, time to the first frame, audio frames, rate, channels and level and, when
+        the stream carries LiveLine's capture-time SEI, glass-to-glass latency, and when
+        it carries the test source's markers, A/V sync. An audio-only stream plays (its
+        metadata names no video, or a second of audio comes without it); other audio
+        codecs than AAC are ignored with a warning.
 
         Stop conditions (default: until the stream ends or Ctrl-C):
           --frames N           stop after N decoded frames
