@@ -10,7 +10,8 @@ import LiveNet
 /// One GET, then the body read as it comes (chunked, sized or close-delimited, by
 /// `HTTPResponseReader`) and its FLV tags read by `FLVTagReader` (size budget
 /// `Configuration.maxTagBytes`); nothing more than one tag is held. A 2xx head is
-/// `.connected` then `.playing`; any other answer is `.failed(.rejected)` with the
+/// `.connected`, the FLV header after it `.playing` (so a web page answered in its place
+/// fails at once instead of being retried); any other answer is `.failed(.rejected)` with the
 /// status, and the relay's `{"code":…,"message":…}` refusal as its description (so
 /// `refusalCode` reads the SDK code). The end of a chunked or sized body is
 /// `.streamEnded` (the server ended the stream); a close-delimited body's close, or any
@@ -23,7 +24,7 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
     // threads read is in `progress`, under its lock.
 
     public struct Configuration: Sendable {
-        /// Connect and the response head must come within this time.
+        /// Connect, the response head and the FLV header must come within this time.
         public var connectTimeout: Duration
         /// The largest FLV tag accepted (`FLVTagReader`).
         public var maxTagBytes: Int
@@ -58,6 +59,8 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
     /// A non-2xx answer, and its body as it comes.
     private var refusal: (status: HTTPStatus, body: [UInt8])?
     private var headTimer: TimerHandle?
+    /// The FLV header came: `.playing` was delivered.
+    private var playStarted = false
     /// The server ended the body: what follows is the caller's close.
     private var bodyEnded = false
     private var closeRequested = false
@@ -118,7 +121,7 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
             guard let self else { return }
             headTimer = nil
             // The failure first: the abort's close would report a lost connection.
-            fail(.timedOut(url: url.description, what: "connect and HTTP answer"))
+            fail(.timedOut(url: url.description, what: "connect and the FLV answer"))
             connection?.abort(.timedOut("the answer of \(url)"))
         }
         TCPConnection.connect(host: url.host, port: port, on: loop, timeout: timeout) { [weak self] result in
@@ -166,11 +169,7 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
             refusal = (head.status, [])
             return
         }
-        headTimer?.cancel()
-        headTimer = nil
         onEvent?(.connected)
-        progress.lifecycle.setState(.playing)
-        onEvent?(.playing)
     }
 
     private func received(_ body: [UInt8]) throws(HTTPResponseReader.Error) {
@@ -182,10 +181,25 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
         }
         flv.append(contentsOf: body)
         do throws(FLVTagReader.Error) {
-            while connection != nil, let tag = try flv.next() { handle(tag) }
+            while connection != nil, let tag = try flv.next() {
+                startPlaying()
+                handle(tag)
+            }
+            // A header alone (a stream with no tag yet) is playing too.
+            if flv.header != nil { startPlaying() }
         } catch {
             end(.protocolViolation(url: url.description, reason: "\(error)"))
         }
+    }
+
+    /// The answer is FLV: the play has started.
+    private func startPlaying() {
+        guard !playStarted else { return }
+        playStarted = true
+        headTimer?.cancel()
+        headTimer = nil
+        progress.lifecycle.setState(.playing)
+        onEvent?(.playing)
     }
 
     private func handle(_ tag: FLVTagReader.Tag) {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import LiveCore
 import LiveNet
 import LiveRTMP
@@ -111,5 +112,58 @@ struct GuestHTTPFLVTests {
         guard case .player(let locked)? = guest.playEnd?.error as? GuestPlayError else { Issue.record("no error"); return }
         #expect(locked.refusalCode == .tokenMustBeVerified, "\(locked)")
         #expect("\(locked)".contains("213 no token"), "\(locked)")
+    }
+
+    @Test("hostile answers end the play at once with what was wrong: a web page (not FLV), a tag over the budget, no FLV header in time")
+    func hostile() throws {
+        let group = try EventLoopGroup(count: 1, name: "test-http")
+        defer { group.shutdown() }
+        var router = HTTPRouter()
+        router.get("/page.flv") { _ in
+            .response(HTTPResponse(status: .ok, headers: ["Content-Type": "text/html"], body: Array("<html>hello</html>".utf8)))
+        }
+        router.get("/huge.flv") { _ in
+            // A header, then a video tag claiming 16 MiB − 1 bytes.
+            .response(HTTPResponse(status: .ok, body: FLVTagWriter.header(hasAudio: false, hasVideo: true)
+                + [9, 0xFF, 0xFF, 0xFF, 0, 0, 0, 0, 0, 0, 0]))
+        }
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, group: group, router: router)
+        defer { server.close() }
+        func play(_ path: String) throws -> (String, Double) {
+            var options = Guest.Options()
+            options.timeout = .seconds(2)
+            let guest = Guest(options: options)
+            let started = Date()
+            try guest.startPlay(url: "http://127.0.0.1:\(server.localPort)\(path)", sink: nil)
+            #expect(eventually(6) { !guest.isPlaying })
+            #expect(guest.playEnd?.reason == .failed)
+            let message = guest.playEnd?.error.map { "\($0)" } ?? ""
+            return (message, Date().timeIntervalSince(started))
+        }
+        let (page, pageSeconds) = try play("/page.flv")
+        #expect(page.contains("the body is not FLV") && pageSeconds < 1, "\(page) after \(pageSeconds) s")
+        let (huge, _) = try play("/huge.flv")
+        #expect(huge.contains("over the limit"), "\(huge)")
+        // A server that answers nothing: the connect-and-answer limit.
+        // The kernel completes its connections; nobody ever accepts or answers them.
+        let silent = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(silent) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(silent, $0, length) == 0 && listen(silent, 4) == 0 && getsockname(silent, $0, &length) == 0
+            }
+        }
+        try #require(listening)
+        var options = Guest.Options()
+        options.timeout = .seconds(1)
+        let guest = Guest(options: options)
+        try guest.startPlay(url: "http://127.0.0.1:\(UInt16(bigEndian: address.sin_port))/x.flv", sink: nil)
+        #expect(eventually(4) { !guest.isPlaying })
+        let message = guest.playEnd?.error.map { "\($0)" } ?? ""
+        #expect(message.contains("timed out"), "\(message)")
     }
 }
