@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import LiveAuth
 import LiveCore
 import LiveNet
 import LiveRTMP
@@ -165,5 +166,25 @@ struct GuestHTTPFLVTests {
         #expect(eventually(4) { !guest.isPlaying })
         let message = guest.playEnd?.error.map { "\($0)" } ?? ""
         #expect(message.contains("timed out"), "\(message)")
+    }
+
+    @Test("a token provider's token replaces the HTTP-FLV URL's ?token=, the query's other parameters kept")
+    func tokenOnQuery() throws {
+        let group = try EventLoopGroup(count: 1, name: "test-http")
+        defer { group.shutdown() }
+        let seen = Locked<[String]>([])
+        var router = HTTPRouter()
+        router.get("/live/x.flv") { request in
+            seen.update { $0.append(request.target) }
+            return .response(.text("nope", status: .notFound))
+        }
+        let server = try HTTPServer(host: "127.0.0.1", port: 0, group: group, router: router)
+        defer { server.close() }
+        var options = Guest.Options()
+        options.tokenProvider = { IssuedToken(token: "fresh", uid: "bob", expiresAt: 0) }
+        let guest = Guest(options: options)
+        try guest.startPlay(url: "http://127.0.0.1:\(server.localPort)/live/x.flv?token=old&a=1", sink: nil)
+        #expect(eventually(5) { !guest.isPlaying })
+        #expect(seen.value == ["/live/x.flv?a=1&token=fresh"], "\(seen.value)")
     }
 }
