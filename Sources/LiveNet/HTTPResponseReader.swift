@@ -145,7 +145,8 @@ public struct HTTPResponseReader: Sendable {
             guard let line = try readLine(limit: Self.maxChunkLineBytes, what: "chunk-size line") else { return .needMore }
             // chunk-size [; extensions]
             let sizeText = line.prefix { $0 != UInt8(ascii: ";") }.filter { $0 != UInt8(ascii: " ") && $0 != UInt8(ascii: "\t") }
-            guard !sizeText.isEmpty, sizeText.count <= 15,
+            // Hex digits only: Int(_:radix:) would take a sign ("-64").
+            guard !sizeText.isEmpty, sizeText.count <= 15, sizeText.allSatisfy({ Character(UnicodeScalar($0)).isHexDigit }),
                   let size = Int(String(decoding: sizeText, as: UTF8.self), radix: 16) else {
                 throw Error("malformed chunk size '\(String(decoding: line.prefix(40), as: UTF8.self))'")
             }

@@ -89,6 +89,9 @@ struct HTTPResponseReaderTests {
         ("HTTP/1.1 200 OK\r\n" + String(repeating: "X-Pad: 0123456789\r\n", count: 100), "longer than 1024 bytes"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + String(repeating: "1", count: 1100), "chunk-size line is longer"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", "malformed chunk size"),
+        // Found by the flv fuzz target: a signed size read as a negative count.
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-64\r\nabc", "malformed chunk size"),
+        ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n+4\r\nabcd\r\n", "malformed chunk size"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffff\r\n", "malformed chunk size"),
         ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n", "longer than its size"),
         ("HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", "bad Content-Length"),
