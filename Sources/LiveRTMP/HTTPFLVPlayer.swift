@@ -92,6 +92,8 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
     public func close() {
         let accepted = loop.execute { [self] in
             closeRequested = true
+            headTimer?.cancel()
+            headTimer = nil
             guard let connection else { return finishClosed() }
             connection.close()
         }
@@ -139,7 +141,7 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
                     return finishClosed()
                 }
                 self.connection = connection
-                connection.handler = Reader(player: self)
+                connection.handler = HTTPFLVConnectionHandler(player: self)
                 statsTimer.start { [weak self] in self?.updateStats() }
                 let request = "GET \(url.target) HTTP/1.1\r\nHost: \(url.hostHeader)\r\nUser-Agent: LiveLine\r\n"
                     + "Accept: */*\r\nConnection: close\r\n\r\n"
@@ -298,7 +300,7 @@ public final class HTTPFLVPlayer: @unchecked Sendable {
 
 /// The player's connection handler; holds the player weakly (it may be released while
 /// the connection's last callbacks run). Loop thread only.
-private final class Reader: TCPConnectionHandler {
+private final class HTTPFLVConnectionHandler: TCPConnectionHandler {
     weak var player: HTTPFLVPlayer?
 
     init(player: HTTPFLVPlayer) {
