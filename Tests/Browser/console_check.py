@@ -7,7 +7,8 @@ path on stderr.
 
 URL the console (http://127.0.0.1:PORT/), STREAM "app/name", LINE a live id, COHOST a
 co-host's user id ("" when none is expected), SCREENSHOT where the PNG goes. With TOKEN the
-page must first ask for one (auth on); the token is typed into its form.
+page must first ask for one (auth on); a wrong token is typed into its form first (the
+page must say it was refused), then TOKEN.
 Exit status 0 when everything was seen, 1 otherwise (the JSON says what was missing)."""
 
 import json
@@ -28,8 +29,14 @@ def main():
         if token:
             browser.wait_for("window.livelineConsole && livelineConsole.needsToken", 10)
             result["askedForToken"] = browser.evaluate("!document.getElementById('token-form').hidden")
-            browser.evaluate("document.getElementById('token').value = %s; "
-                             "document.getElementById('token-form').requestSubmit(); true" % json.dumps(token))
+            submit = ("document.getElementById('token').value = %s; "
+                      "document.getElementById('token-form').requestSubmit(); true")
+            # A wrong token first: the page says it was refused, with the relay's reason.
+            browser.evaluate(submit % json.dumps("not.a.token"))
+            result["refusal"] = browser.wait_for(
+                "document.getElementById('token-message').textContent.includes('refused') && "
+                "document.getElementById('token-message').textContent", 5)
+            browser.evaluate(submit % json.dumps(token))
         row = "document.querySelector('[data-stream=%s]')" % json.dumps(stream)
         line_row = "document.querySelector('[data-line=%s]')" % json.dumps(line)
         condition = "%s && %s" % (row, line_row)

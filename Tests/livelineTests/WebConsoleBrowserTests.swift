@@ -80,7 +80,7 @@ struct WebConsoleBrowserTests {
         #expect(header.red < 60 && header.green < 60 && header.blue < 80, "\(header)")
     }
 
-    @Test("with auth on, the page is open but asks for a token; given one it lists the stream and the line, and its links carry it")
+    @Test("with auth on, the page is open but asks for a token; a wrong one is refused with the relay's reason; given a good one it lists the stream and the line, and its links carry it")
     func asksForToken() throws {
         let secrets = try TokenKitTests.Secrets()
         defer { try? FileManager.default.removeItem(at: secrets.directory) }
@@ -99,6 +99,8 @@ struct WebConsoleBrowserTests {
         let seen = try Self.check(url: "http://127.0.0.1:\(server.httpPort)/", stream: "live/tok", line: "tok", cohost: "",
                                   screenshot: shot, token: token)
         #expect(seen["askedForToken"] as? Bool == true, "\(seen)")
+        // A wrong token is refused with the relay's code and reason.
+        #expect((seen["refusal"] as? String ?? "").contains("202"), "\(seen)")
         let links = seen["links"] as? [String] ?? []
         #expect(links.first == "/watch/live/tok?token=\(token)", "\(links)")
     }
