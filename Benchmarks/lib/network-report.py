@@ -12,9 +12,12 @@ For each SCHEDULE-SENDER run, DIR holds:
 A dip is a step below the schedule's first rate. Per run, over all its dips:
   p50/p95/max   glass-to-glass of the frames shown during the dips
   lost          frames captured during the dips and never shown (30 fps expected)
-  <200 ms after glass-to-glass back under 200 ms: from the drop to the last frame shown
-                at 200 ms or more in the dip (the worst dip; "never" when the dip's last
-                second still has a median of 200 ms or more)
+  < 200 ms      glass-to-glass back under 200 ms: from the drop to the first frame
+                that starts a whole second of frames all under 200 ms (the worst dip;
+                "never" when no such second comes in the dip)
+  last ≥ 200    from the drop to the last frame shown at 200 ms or more in the dip (a
+                later spike, a probe's, counts: the worst dip; "never" when the dip's
+                last second still has a median of 200 ms or more)
   bitrate back  from the capacity's return to the first second whose encoded bitrate,
                 averaged with the next second's, is within 10 % of the configured one
                 (the worst dip; "never" when not before the next dip or the end;
@@ -76,7 +79,7 @@ def figures(steps, frames, host, sender):
     shown = [f for f in frames if any(a <= f[0] < b for a, b in windows)]
     latencies = [f[2] for f in shown]
     lost = 0
-    recoveries, returns = [], []
+    recoveries, firsts, returns = [], [], []
     for index, (start, end) in enumerate(windows):
         # The bitrate has until the next dip (or the end of the run) to come back.
         until = windows[index + 1][0] if index + 1 < len(windows) else float("inf")
@@ -89,6 +92,13 @@ def figures(steps, frames, host, sender):
             recoveries.append(None)
         else:
             recoveries.append(max(over) - start if over else 0.0)
+        first = None
+        for i, f in enumerate(in_dip):
+            second = [g for g in in_dip[i:] if g[0] < f[0] + 1]
+            if f[0] + 1 <= end and all(g[2] < BOUND_MS for g in second):
+                first = f[0] - start
+                break
+        firsts.append(first)
         if sender != "abr":
             continue  # the encoder's bitrate stays where it was set
         seconds = [(w, s["bitrateKbps"]) for w, s in host if s.get("event") == "stats" and end <= w < until]
@@ -105,6 +115,7 @@ def figures(steps, frames, host, sender):
         "max": max(latencies) if latencies else None,
         "lost": lost,
         "recovery": None if None in recoveries else max(recoveries, default=0.0),
+        "first": None if None in firsts else max(firsts, default=0.0),
         "bitrateBack": None if None in returns else max(returns, default=0.0),
     }
 
@@ -114,8 +125,8 @@ def cell(value, fmt, never="never"):
 
 
 def table(directory, schedules, senders):
-    lines = ["| schedule | sender | frames in dips | p50 ms | p95 ms | max ms | frames lost | < 200 ms after (s) | bitrate back (s) |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| schedule | sender | frames in dips | p50 ms | p95 ms | max ms | frames lost | < 200 ms after (s) | last ≥ 200 ms (s) | bitrate back (s) |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for schedule in schedules:
         for sender in senders:
             run = f"{schedule}-{sender}"
@@ -124,7 +135,7 @@ def table(directory, schedules, senders):
             back = cell(f["bitrateBack"], "%.1f") if sender == "abr" else "— (fixed)"
             lines.append(f"| {schedule} | {LABELS[sender]} | {f['frames']} | {cell(f['p50'], '%.0f', '—')} | "
                          f"{cell(f['p95'], '%.0f', '—')} | {cell(f['max'], '%.0f', '—')} | {f['lost']} | "
-                         f"{cell(f['recovery'], '%.1f')} | {back} |")
+                         f"{cell(f['first'], '%.1f')} | {cell(f['recovery'], '%.1f')} | {back} |")
     return "\n".join(lines)
 
 

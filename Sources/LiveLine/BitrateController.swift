@@ -28,6 +28,16 @@
 ///   queue between the two levels holds the rate. A step after which the queue grows
 ///   (by `probeToleranceMilliseconds`, at two samples in a row) is taken back at once,
 ///   before it builds a backlog, and the next waits `probeBackoffMilliseconds`.
+/// - Remember the link: a cut notes the rate the link carried (`linkRateKbps`). Steps stop at
+///   `approachFactor` of it, where the link still has room; past it the rate goes only
+///   by a small probe (`pastProbeFactor` above the link's rate)
+///   `pastProbeIntervalMilliseconds` after the cut, taken back like any step if the queue
+///   grows before the link has carried it (however long the encoder takes to reach it),
+///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
+///   worth. When the link carries more than its noted rate (the capacity came back, or
+///   the cut read it low) the note rises to the probe's rate and the next probe comes
+///   after one calm interval, `pastProbeGrowth` times further past it than the last: a
+///   wrong guess costs one small step, a returned capacity is reached in a few.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
 ///   (`connectionLost`), and the stall that often comes before a loss is taken back —
 ///   the target returns to the last good rate. After a reconnect (or a takeover of the
@@ -70,6 +80,19 @@ public struct BitrateController: Sendable, Equatable {
         public var stepKbps: Int
         /// Calm time before each step up.
         public var probeIntervalMilliseconds = 1000
+        /// Steps stop at this share of the link's rate noted at the last cut (where the
+        /// cut itself goes).
+        public var approachFactor = 0.85
+        /// A probe past the noted rate goes this share above it.
+        public var pastProbeFactor = 0.15
+        /// Calm time at the approach before a probe past the noted rate (and after one
+        /// was taken back).
+        public var pastProbeIntervalMilliseconds = 3000
+        /// After a probe the link carried, the next goes this many times further past it.
+        public var pastProbeGrowth = 2.5
+        /// Calm with a throughput this many times the noted rate: the link carried more
+        /// (an encoder makes a few % less than its target, so the margin is small).
+        public var carriedMoreFactor = 1.03
         /// No second cut this soon after one.
         public var cutHoldMilliseconds = 1000
         /// Samples ignored after a reconnect.
@@ -153,6 +176,13 @@ public struct BitrateController: Sendable, Equatable {
     private var linkKbps: [Double] = []
     private var linkTimes: [Int64] = []
     private var settleUntil: Int64?
+    /// The rate the link carried at the last cut (kbit/s of video), until it carries
+    /// more; nil: not known (never cut, or the capacity came back).
+    public private(set) var linkRateKbps: Double?
+    /// When the next probe past `linkRateKbps` may come.
+    private var nextPastProbe: Int64 = .min
+    /// How far past `linkRateKbps` the next probe goes (a share of it).
+    private var pastProbeShare: Double
     /// The lowest queue of the current and the previous base window.
     private var baseWindow = BaseWindow()
 
@@ -179,6 +209,7 @@ public struct BitrateController: Sendable, Equatable {
         self.settings = settings
         targetKbps = min(max(startKbps, settings.minKbps), settings.maxKbps)
         lastGoodKbps = targetKbps
+        pastProbeShare = settings.pastProbeFactor
     }
 
     /// Takes one sample; returns the new target when it changed.
@@ -225,12 +256,19 @@ public struct BitrateController: Sendable, Equatable {
         let growing = queue > settings.lowQueueMilliseconds
             && growingSince.map { now - $0 >= Int64(settings.growthMilliseconds) } ?? false
         let congested = confirmed || growing || queue > 2 * settings.highQueueMilliseconds || sample.droppedFrames > 0
-        if let probeTime, now - probeTime <= Int64(settings.probeWatchMilliseconds) || congested,
+        // A probe past the link's noted rate is watched until the link carries it (the
+        // encoder may take longer than the watch to reach it), any other for the watch.
+        let pastLink = linkRateKbps.map { Double(targetKbps) > $0 } ?? false
+        if let probeTime, now - probeTime <= Int64(settings.probeWatchMilliseconds) || congested || pastLink,
            queue > probeQueue + settings.probeToleranceMilliseconds,
            let growingSince, now - growingSince >= 2 * (now - (previousTime ?? now)) {
             // The queue grows since the last step, at two samples in a row: that step went
             // past the link. Take it back before it builds a backlog, and wait before the next.
             self.probeTime = nil
+            if let link = linkRateKbps, Double(targetKbps) > link * settings.approachFactor {
+                nextPastProbe = now + Int64(settings.pastProbeIntervalMilliseconds)
+                pastProbeShare = settings.pastProbeFactor
+            }
             targetKbps = lastGoodKbps
             calmSince = nil
             nextProbe = now + Int64(settings.probeBackoffMilliseconds)
@@ -264,13 +302,23 @@ public struct BitrateController: Sendable, Equatable {
             if now - since >= Int64(settings.probeIntervalMilliseconds) {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
-                    lastGoodKbps = targetKbps
-                    let used = carriedKbps(sample) >= Double(targetKbps) * settings.probeUseFactor
-                    if used, now >= nextProbe, targetKbps < settings.maxKbps {
-                        targetKbps = min(settings.maxKbps, targetKbps + settings.stepKbps)
+                    let carried = carriedKbps(sample)
+                    if let link = linkRateKbps, carried >= link * settings.carriedMoreFactor {
+                        // The link carries more than its noted rate: the probe is good (the
+                        // encoder makes a little less than its target), note it and probe
+                        // further, soon.
+                        linkRateKbps = max(carried, Double(targetKbps))
+                        pastProbeShare = min(1, pastProbeShare * settings.pastProbeGrowth)
+                        nextPastProbe = now
+                    }
+                    // A probe past the link is good once the link has carried it.
+                    if linkRateKbps.map({ Double(targetKbps) <= $0 }) ?? true { lastGoodKbps = targetKbps }
+                    let used = carried >= Double(targetKbps) * settings.probeUseFactor
+                    if used, now >= nextProbe, targetKbps < settings.maxKbps, let next = nextStep(now: now) {
+                        targetKbps = min(settings.maxKbps, next)
                         probeTime = now
                         probeQueue = queue
-                    } else if let probeTime, now - probeTime > Int64(settings.probeWatchMilliseconds) {
+                    } else if let probeTime, now - probeTime > Int64(settings.probeWatchMilliseconds), !pastLink {
                         self.probeTime = nil
                     }
                 }
@@ -285,6 +333,23 @@ public struct BitrateController: Sendable, Equatable {
         return targetKbps == before ? nil : targetKbps
     }
 
+    /// The next rate up, or nil when none may be tried now: an additive step below the
+    /// approach to the link's noted rate, stopping at it; at the approach, once its calm
+    /// interval is over, a probe past the noted rate.
+    private mutating func nextStep(now: Int64) -> Int? {
+        guard let link = linkRateKbps else { return targetKbps + settings.stepKbps }
+        let approach = Int(link * settings.approachFactor)
+        if targetKbps < approach {
+            let next = min(approach, targetKbps + settings.stepKbps)
+            if next == approach { nextPastProbe = max(nextPastProbe, now + Int64(settings.pastProbeIntervalMilliseconds)) }
+            return next
+        }
+        // One probe past the link at a time, each after its interval.
+        guard Double(targetKbps) <= link, now >= nextPastProbe else { return nil }
+        nextPastProbe = now + Int64(settings.pastProbeIntervalMilliseconds)
+        return max(targetKbps + 1, Int(link * (1 + pastProbeShare)))
+    }
+
     /// The video rate the link carried (the throughput less the sound's share), in kbit/s.
     private func carriedKbps(_ sample: Sample) -> Double {
         sample.sendBytesPerSecond * 8 / 1000 - Double(settings.reservedKbps)
@@ -297,9 +362,13 @@ public struct BitrateController: Sendable, Equatable {
         // throughput is the encoder's, not the link's: the last one with a backlog, in
         // the last 2 s, is.
         if linkTimes.last != sample.timeMilliseconds { carried = max(carried, linkKbps.last ?? 0) }
-        let next = carried >= target / 4
+        let measured = carried >= target / 4
+        let next = measured
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
             : target * settings.downFactor
+        if measured { linkRateKbps = carried }
+        pastProbeShare = settings.pastProbeFactor
+        nextPastProbe = sample.timeMilliseconds + Int64(settings.pastProbeIntervalMilliseconds)
         targetKbps = max(settings.minKbps, min(targetKbps, Int(next)))
         lastCut = sample.timeMilliseconds
         phase = .draining

@@ -6,11 +6,16 @@ public struct HTTPResponse: Equatable, Sendable {
     public var status: HTTPStatus
     public var headers: HTTPHeaders
     public var body: [UInt8]
+    /// The body is not in `body`: it follows the head as a stream (chunked when the
+    /// headers say "Transfer-Encoding: chunked", else until the connection closes), as
+    /// HTTP-FLV's is. No Content-Length is sent.
+    public var streamsBody: Bool
 
-    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = []) {
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [], streamsBody: Bool = false) {
         self.status = status
         self.headers = headers
         self.body = body
+        self.streamsBody = streamsBody
     }
 
     /// A text/plain response.
@@ -37,7 +42,7 @@ public struct HTTPResponse: Equatable, Sendable {
     }
 
     /// The response as bytes for the wire. Content-Length is set from the body (unless
-    /// the status allows none), and "Connection: keep-alive"/"close" is added unless
+    /// the status allows none or the body `streamsBody`), and "Connection: keep-alive"/"close" is added unless
     /// the headers already say (an upgrade's "Connection: Upgrade"). A HEAD request
     /// (`headOnly`) gets the head alone, with the length the body would have had.
     public func encoded(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
@@ -45,7 +50,7 @@ public struct HTTPResponse: Equatable, Sendable {
         for field in headers where !(status.allowsBody == false && HTTPHeaders.same(field.name, "Content-Length")) {
             text += "\(field.name): \(field.value)\r\n"
         }
-        if status.allowsBody, !headers.contains("Content-Length") {
+        if status.allowsBody, !streamsBody, !headers.contains("Content-Length") {
             text += "Content-Length: \(body.count)\r\n"
         }
         if !headers.contains("Connection") {

@@ -1,6 +1,8 @@
 /// Routes requests by method and path pattern. Patterns are literal segments,
-/// `{name}` segments that capture one segment ("/api/live/{id}/members"), and a final
-/// `*` that matches the rest of the path (captured as "*"). Routes are tried in the
+/// `{name}` segments that capture one segment ("/api/live/{id}/members"), `{name}.ext`
+/// segments that capture one segment ending in ".ext" without it ("/{app}/{stream}.flv"
+/// matches "/live/cam.flv" with stream "cam", never "/api/streams"), and a final `*`
+/// that matches the rest of the path (captured as "*"). Routes are tried in the
 /// order they were added; HEAD falls back to the GET route. A path that matches only
 /// under other methods gives 405 with those methods in Allow.
 ///
@@ -20,6 +22,8 @@ public struct HTTPRouter: Sendable {
     private enum Segment: Sendable {
         case literal(String)
         case parameter(String)
+        /// A parameter followed by a literal suffix within the segment ("{stream}.flv").
+        case suffixed(String, suffix: String)
         case rest
     }
 
@@ -47,6 +51,11 @@ public struct HTTPRouter: Sendable {
             }
             if part.hasPrefix("{"), part.hasSuffix("}"), part.count > 2 {
                 return .parameter(String(part.dropFirst().dropLast()))
+            }
+            if part.hasPrefix("{"), let close = part.firstIndex(of: "}"), part.index(after: close) < part.endIndex,
+               part.distance(from: part.startIndex, to: close) > 1 {
+                return .suffixed(String(part[part.index(after: part.startIndex)..<close]),
+                                 suffix: String(part[part.index(after: close)...]))
             }
             return .literal(part)
         }
@@ -113,6 +122,9 @@ public struct HTTPRouter: Sendable {
             case .parameter(let name):
                 guard index < parts.count else { return nil }
                 parameters[name] = parts[index]
+            case .suffixed(let name, let suffix):
+                guard index < parts.count, parts[index].count > suffix.count, parts[index].hasSuffix(suffix) else { return nil }
+                parameters[name] = String(parts[index].dropLast(suffix.count))
             }
         }
         return parts.count == segments.count ? parameters : nil

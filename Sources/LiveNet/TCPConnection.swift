@@ -23,7 +23,8 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
 
     /// The loop whose thread owns this connection.
     public let loop: EventLoop
-    public let options: TCPConnectionOptions
+    /// The options it was made with (`setWatermarks` may change the watermarks).
+    public private(set) var options: TCPConnectionOptions
     /// Receives reads and state changes; set it in the accept or connect callback.
     public var handler: TCPConnectionHandler? {
         get { currentHandler }
@@ -272,7 +273,36 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "range \(range) outside \(bytes.count) bytes")
         guard !range.isEmpty else { return true }
         queue.append(bytes, range: range)
-        queuedCount &+= UInt64(range.count)
+        didQueue(range.count)
+        return true
+    }
+
+    /// Queues several ranges of `bytes` (a framing prefix and a shared payload, say) all
+    /// together or none: false, and nothing queued, when the queue is at the high
+    /// watermark or the connection is not open. See `write(_:range:)`. Loop thread only.
+    @discardableResult
+    public func write(_ bytes: SharedBytes, ranges: [Range<Int>]) -> Bool {
+        guard state == .open else { return false }
+        guard isWritable else {
+            refusedCount += 1
+            return false
+        }
+        for range in ranges {
+            precondition(range.lowerBound >= 0 && range.upperBound <= bytes.count, "range \(range) outside \(bytes.count) bytes")
+        }
+        var total = 0
+        for range in ranges where !range.isEmpty {
+            queue.append(bytes, range: range)
+            total += range.count
+        }
+        if total > 0 { didQueue(total) }
+        return true
+    }
+
+    /// `count` bytes joined the queue: a flush at the end of the iteration, and the
+    /// high watermark checked.
+    private func didQueue(_ count: Int) {
+        queuedCount &+= UInt64(count)
         if !flushScheduled, !awaitingWritable {
             flushScheduled = true
             loop.flushLater(self)
@@ -281,7 +311,23 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
             writable = false
             currentHandler?.onWritabilityChanged(self, false)
         }
-        return true
+    }
+
+    /// Changes the write queue's watermarks (a connection handed to another protocol
+    /// takes that protocol's, as an HTTP-FLV viewer takes a relay player's). A queue
+    /// already past the new high watermark refuses writes until it drains to the new
+    /// low one. Loop thread only.
+    public func setWatermarks(high: Int, low: Int) {
+        precondition(low <= high, "the low watermark must not exceed the high watermark")
+        options.highWatermark = high
+        options.lowWatermark = low
+        if writable, queue.byteCount >= high {
+            writable = false
+            currentHandler?.onWritabilityChanged(self, false)
+        } else if !writable, queue.byteCount <= low, state == .open {
+            writable = true
+            currentHandler?.onWritabilityChanged(self, true)
+        }
     }
 
     /// Copies `bytes` into a new buffer and queues it (see `write(_:range:)`).

@@ -56,6 +56,17 @@ public final class WebSocketConnection: TCPConnectionHandler, @unchecked Sendabl
         send(WebSocketFrame(opcode: .binary, payload: binary))
     }
 
+    /// Sends `bytes[range]`, one or more whole frames encoded beforehand (server role
+    /// only: a server's frames are unmasked, so one encoding is shared by every
+    /// connection; see `WebSocketFrame.appendHead`). Nothing is copied. False when
+    /// closing or when the write queue is full.
+    @discardableResult
+    public func send(encodedFrames bytes: SharedBytes, range: Range<Int>) -> Bool {
+        precondition(role == .server, "a client masks every frame: it cannot send frames encoded beforehand")
+        guard !closeSent, connection.state == .open else { return false }
+        return connection.write(bytes, range: range)
+    }
+
     /// Sends a ping (at most 125 bytes of payload).
     @discardableResult
     public func ping(_ payload: [UInt8] = []) -> Bool {

@@ -34,9 +34,27 @@ public struct WebSocketFrame: Equatable, Sendable {
         precondition(maskingKey == nil || maskingKey!.count == 4, "a masking key has 4 bytes")
         var bytes: [UInt8] = []
         bytes.reserveCapacity(payload.count + 14)
+        Self.appendHead(fin: fin, opcode: opcode, payloadLength: payload.count, masked: maskingKey != nil, to: &bytes)
+        if let key = maskingKey {
+            bytes += key
+            for (index, byte) in payload.enumerated() { bytes.append(byte ^ key[index & 3]) }
+        } else {
+            bytes += payload
+        }
+        return bytes
+    }
+
+    /// The most bytes a frame's head takes before its payload (no mask key): 2, 4 or 10.
+    public static let maxUnmaskedHeadSize = 10
+
+    /// Appends a frame's head (§5.2): FIN and opcode, the mask bit and the payload
+    /// length; a masked frame's key follows it (the caller's). A server's frames are
+    /// unmasked, so a head made once serves every connection sending that payload.
+    public static func appendHead(fin: Bool = true, opcode: Opcode, payloadLength length: Int, masked: Bool = false,
+                                  to bytes: inout [UInt8]) {
+        precondition(length >= 0, "a payload length cannot be negative")
         bytes.append((fin ? 0x80 : 0) | opcode.rawValue)
-        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
-        let length = payload.count
+        let maskBit: UInt8 = masked ? 0x80 : 0
         if length < 126 {
             bytes.append(maskBit | UInt8(length))
         } else if length <= 0xFFFF {
@@ -45,12 +63,5 @@ public struct WebSocketFrame: Equatable, Sendable {
             bytes.append(maskBit | 127)
             for shift in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8(truncatingIfNeeded: UInt64(length) >> UInt64(shift))) }
         }
-        if let key = maskingKey {
-            bytes += key
-            for (index, byte) in payload.enumerated() { bytes.append(byte ^ key[index & 3]) }
-        } else {
-            bytes += payload
-        }
-        return bytes
     }
 }

@@ -7,8 +7,9 @@ import LiveNet
 /// `?token=TOKEN`. A refusal is 401 with `{"code":104|202|212|213,"message":…}`.
 enum HTTPAccess {
     /// Open without a token: health and metrics for probes and scrapers, the line's and
-    /// the call's WebSockets, which check their own tokens (`?token=` or the request's),
-    /// and the web console's page, which holds no data and asks for a token itself.
+    /// the call's WebSockets, which check their own tokens (`?token=` or the request's), as
+    /// do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token), and the web
+    /// console's page, which holds no data and asks for a token itself.
     static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call", "/"]
 
     /// The request's token: the Bearer credentials, else the `token` query parameter.
@@ -46,7 +47,7 @@ enum HTTPAccess {
         var router = HTTPRouter()
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
             router.add(method, "/*") { request in
-                if !openPaths.contains(request.path) {
+                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path) {
                     do throws(TokenError) {
                         _ = try verifier.authorize(token(request), .api, path: path(request),
                                                    nowSeconds: StreamAccess.nowSeconds())

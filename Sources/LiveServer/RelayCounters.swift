@@ -6,6 +6,8 @@ public final class RelayCounters: Sendable {
     public let bytesIn = Atomic<UInt64>(0)
     /// Bytes queued to RTMP connections (media fan-out and protocol replies).
     public let bytesOut = Atomic<UInt64>(0)
+    /// Bytes of FLV queued to HTTP-FLV and WebSocket FLV viewers (their framing included).
+    public let flvBytesOut = Atomic<UInt64>(0)
     /// Video frames not sent to players that fell behind, all streams.
     public let droppedFrames = Atomic<UInt64>(0)
     /// Connections closed for a protocol error (garbage, malformed handshake or chunk).

@@ -7,8 +7,10 @@ import Synchronization
 /// `GET /healthz` ("ok") and `GET /metrics` (Prometheus text format 0.0.4); with a
 /// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
 /// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`); with a call service, the
-/// WebSocket `GET /call`. With auth on, every route but `/healthz`, `/metrics`, `/line`
-/// and `/call` needs an `api` token (see `HTTPAccess`).
+/// WebSocket `GET /call`; HTTP-FLV `GET /{app}/{stream}.flv` and the WebSocket FLV feed
+/// `GET /ws/{app}/{stream}` (see `FLVHTTPAPI`). With auth on, every route but `/healthz`,
+/// `/metrics`, `/line`, `/call` and the FLV viewers' (a `play` token) needs an `api`
+/// token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
     /// What `/metrics` reports beside the relay's own counters: the loops' refused tasks
     /// and, once it exists (it is made with these routes), the HTTP server's refusals.
@@ -31,6 +33,7 @@ public enum RelayHTTPAPI {
         var router = HTTPRouter()
         if let line { LineHTTPAPI.add(line, to: &router) }
         if let call { router.get("/call", call.webSocketHandler()) }
+        FLVHTTPAPI.add(server, to: &router)
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         WebConsole.add(to: &router)
@@ -83,6 +86,10 @@ public enum RelayHTTPAPI {
                [("", String(Log.droppedLineCount))])
         metric("liveline_streams", "gauge", "Streams with a publisher.", [("", String(streams.filter { $0.publisher != nil }.count))])
         metric("liveline_players", "gauge", "Players of all streams.", [("", String(streams.reduce(0) { $0 + $1.players }))])
+        metric("liveline_flv_players", "gauge", "HTTP-FLV and WebSocket FLV players of all streams (also in liveline_players).",
+               FLVHTTPAPI.playerCounts(streams))
+        metric("liveline_flv_bytes_out_total", "counter", "Bytes queued to HTTP-FLV and WebSocket FLV players.",
+               total(counters.flvBytesOut.load(ordering: .relaxed)))
         metric("liveline_bytes_in_total", "counter", "Bytes read from RTMP connections.",
                total(counters.bytesIn.load(ordering: .relaxed)))
         metric("liveline_bytes_out_total", "counter", "Bytes queued to RTMP connections.",

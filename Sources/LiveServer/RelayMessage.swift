@@ -1,5 +1,6 @@
 import LiveNet
 import LiveRTMP
+import Synchronization
 
 /// One message of a relayed stream, as every player gets it: the raw message (its
 /// timestamp already on the stream's timeline) and its chunks, encoded once into a
@@ -62,6 +63,8 @@ public final class RelayMessage: Sendable {
     /// same bytes are valid on every connection whatever it sent before.
     public let encoded: SharedBytes
     public let chunkSize: Int
+    /// The message framed for HTTP-FLV and WebSocket viewers, kept weakly (`flvFramed`).
+    let flvCache = Mutex(FLVFramedCache())
 
     /// The most capacity a stream's scratch buffer keeps between messages: one huge
     /// message must not cost its size for the rest of the stream's life.

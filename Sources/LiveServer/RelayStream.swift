@@ -22,6 +22,12 @@ protocol RelayPlayer: AnyObject, Sendable {
     func lostMessages(of stream: RelayStream)
     /// The publisher unpublished on purpose. Called on `loop`.
     func streamUnpublished(_ stream: RelayStream)
+    /// How the player is reached (listed per player by `/api/streams`).
+    var transport: PlayerTransport { get }
+}
+
+extension RelayPlayer {
+    var transport: PlayerTransport { .rtmp }
 }
 
 /// One relayed stream: at most one publisher, any number of players, the GOP cache,
@@ -435,7 +441,7 @@ final class RelayStream: Sendable {
             // A stream that stopped sending has no rate, whatever the last window said.
             let fresh = nowMicros &- s.windowStartMicros < 2_000_000
             let players = s.groups.flatMap(\.slots).map { slot in
-                StreamStats.Player(address: slot.address,
+                StreamStats.Player(address: slot.address, transport: slot.player.transport,
                                    droppedFrames: slot.counters.droppedFrames.load(ordering: .relaxed),
                                    bytesOut: slot.counters.bytesOut.load(ordering: .relaxed),
                                    queuedBytes: slot.counters.queuedBytes.load(ordering: .relaxed),

@@ -4,6 +4,8 @@ public struct StreamStats: Codable, Equatable, Sendable {
     public struct Player: Codable, Equatable, Sendable {
         /// "ip:port".
         public var address: String
+        /// How it plays: "rtmp", "http-flv" or "ws-flv".
+        public var transport: PlayerTransport
         public var droppedFrames: UInt64
         public var bytesOut: UInt64
         /// Bytes in its write queue now, and the most it ever held.

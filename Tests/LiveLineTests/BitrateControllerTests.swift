@@ -42,13 +42,15 @@ struct BitrateControllerTests {
             Row(2500, 150, 1000, 850),  // between the levels: hold
             Row(2750, 50, 1000, 850),   // calm from here…
             Row(3500, 50, 900, 850),
-            Row(3750, 50, 900, 1100),   // …for a second: one step of 10 % of the maximum
-            Row(4000, 125, 1000, 1100), // the queue starts to grow: hold, the calm second starts over
-            Row(4250, 60, 1000, 1100),
-            Row(5000, 60, 1000, 1100),
-            Row(5250, 60, 1000, 1350),
+            Row(3750, 50, 900, 850),    // …for a second, but the cut went to 0.85 × the 1000 kbit/s the link carried: no step
+            Row(4000, 125, 1000, 850),  // the queue starts to grow: hold, the calm second starts over
+            Row(4250, 60, 1000, 850),
+            Row(5250, 60, 1000, 1150),  // 3 s after the cut and a calm second: a small probe, 15 % past the link's rate
+            Row(6250, 60, 900, 1150),
+            Row(7250, 60, 1100, 1581),  // the link carries more (≥ 1.03 ×): the probe's rate is noted, the next goes 2.5 × further (37.5 %), at once
         ])
-        #expect(controller.lastGoodKbps == 1100)
+        #expect(controller.lastGoodKbps == 1150)
+        #expect(controller.linkRateKbps == 1150)
         // Twice the high level cuts at once; drops cut at once too.
         var fast = BitrateController(settings: Self.settings, startKbps: 2000)
         run(&fast, [Row(0, 800, 1500, 1275), Row(1500, 100, 1500, 1275), Row(1750, 200, 1500, drops: 3, 1147)])
@@ -80,6 +82,23 @@ struct BitrateControllerTests {
             Row(4750, 20, 900, 1250),
             Row(5750, 20, 1100, 1500),
         ])
+    }
+
+    @Test("a probe past the link's rate is watched until the link carries it: an encoder slow to reach it does not make it good")
+    func pastProbeWatchedUntilCarried() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        run(&controller, [
+            Row(0, 20, 2500, 2500),
+            Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
+            Row(1250, 20, 1000, 850),
+            Row(3250, 20, 1000, 1150),  // 3 s after the cut, calm: a probe 15 % past the link
+            Row(4250, 20, 880, 1150),   // the encoder is slow to reach it: calm, the link carries no more
+            Row(5250, 20, 950, 1150),
+            Row(6250, 20, 1000, 1150),  // past the 2 s watch of a plain step, still not carried; no second probe
+            Row(6500, 60, 1000, 1150),  // now the queue grows, twice: taken back, to the rate the link did carry
+            Row(6750, 100, 1000, 850),
+        ])
+        #expect(controller.lastGoodKbps == 850)
     }
 
     @Test("the sound's rate is taken off the throughput before the cut")
@@ -152,18 +171,35 @@ struct BitrateControllerTests {
         #expect(late.allSatisfy { $0.queue <= 400 }, "\(late.map { ($0.time, $0.kbps, $0.queue) })")
     }
 
-    @Test("after the dip the rate probes back up in additive steps, never overshooting into a backlog, back within 10 % of the start within 10 s")
+    @Test("after the dip the rate probes back up, never overshooting into a backlog, back within 10 % of the start within 10 s: a small probe past the link's rate, then probes that grow while the link carries them")
     func recovery() throws {
         var link = Link(capacityKbps: Self.dip(1000), controller: BitrateController(settings: Self.settings, startKbps: 2500))
         link.run(until: 45_000)
         let after = link.targets.filter { $0.time > 30_000 }
         let back = try #require(after.first { $0.kbps >= 2250 }, "\(after.map(\.kbps))")
         #expect(back.time - 30_000 <= 10_000, "back at \(back.time) ms")
-        // Only additive steps up, one at a time, never above the maximum.
-        let rises = zip(after, after.dropFirst()).map { $1.kbps - $0.kbps }.filter { $0 > 0 }
-        #expect(rises.allSatisfy { $0 <= Self.settings.stepKbps }, "\(rises)")
+        // Steps one at a time, the first past the link small, none more than doubling the rate.
+        let rises = zip(after, after.dropFirst()).filter { $1.kbps > $0.kbps }
+        #expect(rises.allSatisfy { $1.kbps <= 2 * $0.kbps }, "\(rises.map { ($0.kbps, $1.kbps) })")
+        let first = try #require(rises.first)
+        #expect(first.1.kbps <= first.0.kbps * 14 / 10, "\(rises.map { ($0.kbps, $1.kbps) })")
         #expect(after.allSatisfy { $0.kbps <= 2500 && $0.queue < 100 }, "\(after.map { ($0.kbps, $0.queue) })")
         #expect(link.targets.last?.kbps == 2500)
+    }
+
+    @Test("through a long dip the rate stays under the link but for a small probe every 3 s or more: the queue stays short", arguments: [1000, 600])
+    func longDipStaysUnder(dipKbps: Int) {
+        var link = Link(capacityKbps: { $0 > 5000 && $0 <= 45_000 ? dipKbps : 4000 },
+                        controller: BitrateController(settings: Self.settings, startKbps: 2500))
+        link.run(until: 45_000)
+        let dip = link.targets.filter { $0.time > 10_000 && $0.time <= 45_000 }
+        #expect(dip.allSatisfy { $0.queue < 150 }, "\(dip.map { ($0.time, $0.kbps, $0.queue) })")
+        let past = dip.filter { $0.kbps > dipKbps }
+        // A probe past the link's rate goes at most 15 % past it, one at a time, 3 s apart.
+        #expect(past.allSatisfy { $0.kbps <= dipKbps * 115 / 100 }, "\(past.map { ($0.time, $0.kbps) })")
+        let starts = zip(dip, dip.dropFirst()).filter { $0.kbps <= dipKbps && $1.kbps > dipKbps }.map { $1.time }
+        #expect(zip(starts, starts.dropFirst()).allSatisfy { $1 - $0 >= 3000 }, "\(starts)")
+        #expect(dip.map(\.kbps).reduce(0, +) / dip.count >= dipKbps * 8 / 10)
     }
 
     @Test("probing against a link just above the cut: the queue stays under the drop bound, the rate stays near the capacity")
@@ -206,7 +242,7 @@ struct BitrateControllerTests {
     @Test("a real capacity drop before a loss is kept: the last good rate is the one the queue was calm at")
     func lastGoodAfterRealDrop() {
         var controller = BitrateController(settings: Self.settings, startKbps: 2500)
-        run(&controller, [Row(0, 20, 2500, 2500), Row(250, 700, 1000, 850), Row(1000, 50, 1000, 850), Row(2000, 50, 1000, 1100)])
+        run(&controller, [Row(0, 20, 2500, 2500), Row(250, 700, 1000, 850), Row(1000, 50, 1000, 850), Row(2000, 50, 1000, 850)])
         #expect(controller.lastGoodKbps == 850)
         controller.connectionLost()
         controller.reconnected(atMilliseconds: 5000)
