@@ -55,4 +55,37 @@ struct GuestHTTPFLVCommandTests {
         #expect(nobody.status == 1, "stderr: \(nobody.stderr)")
         #expect(nobody.stderr.contains("cannot connect"), "stderr: \(nobody.stderr)")
     }
+
+    @Test("plays liveline serve's own /live/NAME.flv of a liveline host: 30 frames, the sound, and glass-to-glass latency from the host's capture-time SEI")
+    func playsTheRelay() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let hoster = try Background(CLI.liveline, ["host", server.url("relayed"), "--source", "color:green", "--size", "320x180",
+                                                   "--audio-source", "tone:440", "--duration", "20"])
+        defer { hoster.stop() }
+        Thread.sleep(forTimeInterval: 1.5)
+        let result = try CLI.run(CLI.liveline, ["guest", "http://127.0.0.1:\(server.httpPort)/live/relayed.flv", "--frames", "30",
+                                                "--stats", "json", "--timeout", "5"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        let summary = try #require(result.stdout.split(separator: "\n").last { $0.contains(#""event":"summary""#) })
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(summary.utf8)) as? [String: Any])
+        #expect(object["frames"] as? Int == 30 && object["width"] as? Int == 320 && object["height"] as? Int == 180, "\(summary)")
+        #expect((object["audioFrames"] as? Int ?? 0) > 0, "\(summary)")
+        #expect(object["latencyP50Ms"] is Double, "\(summary)")
+    }
+
+    @Test("the host stops: the relay ends the HTTP-FLV body and the guest ends with the stream, exit 0")
+    func relayStreamEnds() throws {
+        let server = try Server()
+        defer { server.background.stop() }
+        let hoster = try Background(CLI.liveline, ["host", server.url("ending"), "--source", "color:green", "--size", "160x90",
+                                                   "--duration", "3"])
+        defer { hoster.stop() }
+        Thread.sleep(forTimeInterval: 1)
+        let started = Date()
+        let result = try CLI.run(CLI.liveline, ["guest", "http://127.0.0.1:\(server.httpPort)/live/ending.flv", "--timeout", "5"])
+        #expect(result.status == 0, "stderr: \(result.stderr)")
+        #expect(result.stderr.contains("stream ended"), "stderr: \(result.stderr)")
+        #expect(Date().timeIntervalSince(started) < 6)
+    }
 }
