@@ -41,7 +41,12 @@ let package = Package(
         .target(name: "LiveRTMP", dependencies: ["LiveCore", "LiveCodec", "LiveNet"], swiftSettings: optimize),
         // The co-host line's protocol (requests, events, the announcement in connect's answer) and its client.
         .target(name: "LiveSignal", dependencies: ["LiveCore", "LiveNet", "LiveRTMP"], swiftSettings: optimize),
-        .target(name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"], swiftSettings: optimize),
+        .target(
+            name: "LiveServer", dependencies: ["LiveCore", "LiveAuth", "LiveNet", "LiveRTMP", "LiveSignal"],
+            // The browser pages' files, compiled into the binary (PackageResources.*): nothing
+            // next to the binary at run time.
+            resources: [.embedInCode("Web/watch.html"), .embedInCode("Web/watch.js")],
+            swiftSettings: optimize),
         .target(
             name: "LiveLine",
             dependencies: ["LiveCore", "LiveAuth", "LiveCodec", "LiveCapture", "LiveFilter", "LiveMix", "LiveNet", "LiveRTMP", "LiveSignal"],

@@ -8,8 +8,9 @@ import LiveNet
 enum HTTPAccess {
     /// Open without a token: health and metrics for probes and scrapers, the line's and
     /// the call's WebSockets, which check their own tokens (`?token=` or the request's), as
-    /// do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token), and the web
-    /// console's page, which holds no data and asks for a token itself.
+    /// do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token). The watch
+    /// pages (`WatchPage.isPagePath`) are open too: their feed checks the viewer's token;
+    /// and the web console's page, which holds no data and asks for a token itself.
     static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call", "/"]
 
     /// The request's token: the Bearer credentials, else the `token` query parameter.
@@ -42,12 +43,16 @@ enum HTTPAccess {
     }
 
     /// `routes` behind the token check: one catch-all route per method that checks the
-    /// token, then hands the request to `routes`.
-    static func guarded(_ routes: HTTPRouter, verifier: TokenVerifier) -> HTTPRouter {
+    /// token, then hands the request to `routes`. Requests `checksOwnToken` names go to
+    /// their routes unchecked: those check a viewer's `play` token on the stream themselves
+    /// (HLS), and must be the routes such requests reach (added first).
+    static func guarded(_ routes: HTTPRouter, verifier: TokenVerifier,
+                        checksOwnToken: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }) -> HTTPRouter {
         var router = HTTPRouter()
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
             router.add(method, "/*") { request in
-                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path) {
+                if !openPaths.contains(request.path), !FLVHTTPAPI.checksOwnToken(request.path),
+                   !WatchPage.isPagePath(request.path), !checksOwnToken(request) {
                     do throws(TokenError) {
                         _ = try verifier.authorize(token(request), .api, path: path(request),
                                                    nowSeconds: StreamAccess.nowSeconds())

@@ -8,17 +8,24 @@ import Synchronization
 /// line, also the WebSocket `GET /line`, the living list `GET /api/live` and
 /// `GET /api/live/{liveId}/members?page=N` (see `LineHTTPAPI`); with a call service, the
 /// WebSocket `GET /call`; HTTP-FLV `GET /{app}/{stream}.flv` and the WebSocket FLV feed
-/// `GET /ws/{app}/{stream}` (see `FLVHTTPAPI`). With auth on, every route but `/healthz`,
-/// `/metrics`, `/line`, `/call` and the FLV viewers' (a `play` token) needs an `api`
-/// token (see `HTTPAccess`).
+/// `GET /ws/{app}/{stream}` (see `FLVHTTPAPI`); the watch page `GET /watch/{app}/{stream}`
+/// that plays that feed in a browser (see `WatchPage`); with HLS, `GET /{app}/{stream}.m3u8`
+/// and its segments (see `HLSHTTPRoutes`). With auth on, every route but `/healthz`,
+/// `/metrics`, `/line`, `/call`, the viewers' (FLV and HLS: a `play` token) and the watch
+/// page needs an `api` token (see `HTTPAccess`).
 public enum RelayHTTPAPI {
     /// What `/metrics` reports beside the relay's own counters: the loops' refused tasks
     /// and, once it exists (it is made with these routes), the HTTP server's refusals.
     public final class Surroundings: Sendable {
         let group: EventLoopGroup?
+        /// HLS, when on: its streams and bytes.
+        let hls: HLSService?
         let httpServer = Mutex<HTTPServer?>(nil)
 
-        public init(group: EventLoopGroup? = nil) { self.group = group }
+        public init(group: EventLoopGroup? = nil, hls: HLSService? = nil) {
+            self.group = group
+            self.hls = hls
+        }
 
         /// The HTTP server that serves these routes.
         public var http: HTTPServer? {
@@ -29,11 +36,15 @@ public enum RelayHTTPAPI {
 
     /// The routes, answered on the HTTP connection's loop from the server's counters.
     public static func router(for server: RTMPServer, line: LineService? = nil, call: CallService? = nil,
-                              surroundings: Surroundings = Surroundings()) -> HTTPRouter {
+                              hls: HLSService? = nil, surroundings: Surroundings = Surroundings()) -> HTTPRouter {
         var router = HTTPRouter()
+        // First: a path of theirs reaches them whatever else matches, as the token check
+        // leaves their requests to them.
+        if let hls { HLSHTTPRoutes.add(hls, to: &router) }
         if let line { LineHTTPAPI.add(line, to: &router) }
         if let call { router.get("/call", call.webSocketHandler()) }
         FLVHTTPAPI.add(server, to: &router)
+        WatchPage.add(to: &router)
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
         WebConsole.add(to: &router)
@@ -43,7 +54,9 @@ public enum RelayHTTPAPI {
             return .response(response)
         }
         guard let verifier = server.configuration.auth else { return router }
-        return HTTPAccess.guarded(router, verifier: verifier)
+        return HTTPAccess.guarded(router, verifier: verifier, checksOwnToken: { request in
+            hls != nil && HLSHTTPRoutes.checksOwnToken(request)
+        })
     }
 
     /// The metrics page: totals (with a call service, its users and calls), then
@@ -82,6 +95,7 @@ public enum RelayHTTPAPI {
             metric("liveline_loop_tasks_dropped_total", "counter", "Tasks the event loops refused because their queue was full.",
                    [("", String(group.loops.reduce(0) { $0 + $1.droppedTaskCount }))])
         }
+        for sample in surroundings.hls?.metricSamples ?? [] { metric(sample.name, sample.type, sample.help, [("", sample.value)]) }
         metric("liveline_log_lines_dropped_total", "counter", "Log lines dropped because standard error did not keep up.",
                [("", String(Log.droppedLineCount))])
         metric("liveline_streams", "gauge", "Streams with a publisher.", [("", String(streams.filter { $0.publisher != nil }.count))])

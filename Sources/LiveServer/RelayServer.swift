@@ -32,6 +32,8 @@ public final class RelayServer: Sendable {
         }
         /// Caps of the HTTP port: API connections, the line's WebSockets, per address.
         public var httpCapacity = HTTPServer.Capacity()
+        /// HLS of the live streams on the HTTP port (`HLSService`); nil: off.
+        public var hls: HLSService.Limits? = HLSService.Limits()
 
         public init(rtmp: RTMPServer.Configuration = RTMPServer.Configuration(), httpHost: String = "127.0.0.1",
                     httpPort: UInt16 = 8080, loops: Int = RelayServer.defaultLoopCount) {
@@ -53,6 +55,8 @@ public final class RelayServer: Sendable {
     public let line: LineService
     /// The 1v1 calls' signaling (WebSocket `/call`).
     public let call: CallService
+    /// HLS of the live streams (`/{app}/{stream}.m3u8`), nil when off.
+    public let hls: HLSService?
 
     /// Why one of the relay's ports could not be opened.
     public struct ListenError: Error, CustomStringConvertible, Equatable, Sendable {
@@ -117,11 +121,18 @@ public final class RelayServer: Sendable {
                     rtmp.endPublisher(of: StreamKey(app: stream.app, name: stream.name))
                 }
             }
-            let surroundings = RelayHTTPAPI.Surroundings(group: group)
-            http = try ListenError.naming(.http, configuration.httpHost, configuration.httpPort) { () throws(NetError) in
-                try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
-                               router: RelayHTTPAPI.router(for: rtmp, line: line, call: call, surroundings: surroundings),
-                               capacity: configuration.httpCapacity)
+            let hls = configuration.hls.map { HLSService(limits: $0, server: rtmp, group: group) }
+            self.hls = hls
+            let surroundings = RelayHTTPAPI.Surroundings(group: group, hls: hls)
+            do {
+                http = try ListenError.naming(.http, configuration.httpHost, configuration.httpPort) { () throws(NetError) in
+                    try HTTPServer(host: configuration.httpHost, port: configuration.httpPort, group: group,
+                                   router: RelayHTTPAPI.router(for: rtmp, line: line, call: call, hls: hls, surroundings: surroundings),
+                                   capacity: configuration.httpCapacity)
+                }
+            } catch {
+                hls?.stop()
+                throw error
             }
             surroundings.http = http
             // Clients find the line from the RTMP URL they were given: every connect's
@@ -145,6 +156,7 @@ public final class RelayServer: Sendable {
     public func shutdown() {
         rtmp.close()
         http.close()
+        hls?.stop()
         line.stop()
         call.stop()
         group.shutdown()

@@ -22,6 +22,9 @@ enum ServeCommand: Command {
           --max-line-connections N line and call WebSockets together beyond N get a 503 (default 4096)
           --gop-cache-ms MS        longest GOP kept for new players, 0 for headers only (default 10000)
           --loops N                event loop threads (default: one per core)
+          --hls on|off             HLS of live streams on the HTTP port (default on)
+          --hls-segment-ms MS      an HLS segment closes at the first keyframe MS after its start
+                                   (default 1000; segments are the publisher's GOP when it is longer)
           --max-cohosts N          co-hosts on a line besides the hoster (default 3); a line
                                    never takes more than its hoster's mix shows (at most 4)
           --apply-timeout S        an unanswered co-host application is cancelled after S seconds (default 30)
@@ -42,13 +45,19 @@ enum ServeCommand: Command {
         Prints one line when listening: ready rtmp://HOST:PORT http://HOST:PORT
         HTTP: GET /api/streams (JSON), GET /healthz, GET /metrics (Prometheus),
         GET /api/live (living list), GET /api/live/ID/members?page=N, and the co-host
-        line's WebSocket at ws://HOST:PORT/line. Stream names starting with "line-" are
-        co-host pubIds: only the co-host given one may publish it, with ?line=SECRET.
-        A line LIVE_ID is opened only by the publisher of a stream named LIVE_ID that
-        published with ?lineKey=KEY and creates with that key (liveline host --line does
-        this), or with --auth-secret-file by a token granting line-host on LIVE_ID; joins
-        then need line-guest (or line-host), the token's sub is the user id, and
-        tokenWillExpire goes out before a token expires (renewToken; unrenewed: 212).
+        line's WebSocket at ws://HOST:PORT/line. HLS: GET /APP/STREAM.m3u8 (MPEG-TS
+        segments at /APP/STREAM/N.ts; the newest 6 listed, older ones answer 404); a
+        stream's first playlist request starts its segmenting and waits (up to 10 s) for
+        the first segment; it stops when the publisher unpublishes, 5 s after its
+        connection dropped, or after 30 s without a request.
+
+        Stream names starting with "line-" are co-host pubIds: only the co-host given one
+        may publish it, with ?line=SECRET. A line LIVE_ID is opened only by the publisher
+        of a stream named LIVE_ID that published with ?lineKey=KEY and creates with that
+        key (liveline host --line does this), or with --auth-secret-file by a token
+        granting line-host on LIVE_ID; joins then need line-guest (or line-host), the
+        token's sub is the user id, and tokenWillExpire goes out before a token expires
+        (renewToken; unrenewed: 212).
 
         1v1 calls: users register on the WebSocket ws://HOST:PORT/call (one connection per
         user id; with --auth-secret-file a token with sub USER granting call on USER) and
@@ -63,12 +72,13 @@ enum ServeCommand: Command {
         grants publish/play on APP/NAME, as ?token=TOKEN on the stream URL (or on the
         connect URL); refusals are NetStream.Publish.BadName / NetStream.Play.Failed /
         NetConnection.Connect.Rejected with the reason. A live stream is taken over only
-        by a publisher whose token grants it. Every HTTP route except /healthz, /metrics,
-        /line and /call needs 'Authorization: Bearer TOKEN' (or ?token=) granting api on the
-        path without its leading slash (api/streams; --api 'api/*' grants all), else 401
-        with {"code","message"}. Without a secret the server listens only on loopback
-        unless --no-auth is given, and a live stream is taken over only after its
-        publisher has been silent for 2 s.
+        by a publisher whose token grants it. HLS playlists and segments need a play token
+        for APP/STREAM (?token=, repeated on the playlist's segment URIs). Every other HTTP
+        route except /healthz, /metrics, /line and /call needs 'Authorization: Bearer
+        TOKEN' (or ?token=) granting api on the path without its leading slash
+        (api/streams; --api 'api/*' grants all), else 401 with {"code","message"}.
+        Without a secret the server listens only on loopback unless --no-auth is given,
+        and a live stream is taken over only after its publisher has been silent for 2 s.
         """
 
     static func run(_ arguments: inout Arguments) throws -> Int32 {
@@ -94,6 +104,14 @@ enum ServeCommand: Command {
         }
         if let ms = try arguments.int("--gop-cache-ms", in: 0...600_000) { rtmp.gopCache.maxDurationMilliseconds = UInt32(ms) }
         if let loops = try arguments.int("--loops", in: 1...256) { configuration.loops = loops }
+        if let hls = try arguments.value("--hls") {
+            guard hls == "on" || hls == "off" else { throw UsageError("--hls must be on or off, not '\(hls)'") }
+            if hls == "off" { configuration.hls = nil }
+        }
+        if let ms = try arguments.int("--hls-segment-ms", in: 100...60_000) {
+            guard configuration.hls != nil else { throw UsageError("--hls-segment-ms needs HLS on (it is --hls off)") }
+            configuration.hls?.segmentTargetMilliseconds = UInt32(ms)
+        }
         if let cohosts = try arguments.int("--max-cohosts", in: 0...64) { configuration.line.maxCohosts = cohosts }
         if let seconds = try arguments.double("--apply-timeout", in: 0.1...86_400) {
             configuration.line.applyTimeout = .milliseconds(Int(seconds * 1000))

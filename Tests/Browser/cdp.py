@@ -22,6 +22,7 @@ import base64
 import json
 import os
 import shutil
+import signal
 import struct
 import subprocess
 import tempfile
@@ -69,15 +70,28 @@ def chromium_path():
 
 def start(args=(), binary=None, timeout=20.0):
     """Starts a headless Chromium with DEFAULT_ARGS plus `args` and returns a Browser
-    attached to its first tab. Raises CDPError if it does not come up within `timeout` s."""
+    attached to its first tab. Raises CDPError if it does not come up within `timeout` s.
+    Chromium refuses to run as root with its sandbox, and a CI container may not let it
+    make the namespaces its sandbox needs: then it runs without (the tests load only pages
+    of a local server)."""
     binary = binary or chromium_path()
     if binary is None:
         raise CDPError("no chromium found (install Debian's chromium, or set CHROMIUM)")
+    args = list(args)
+    if os.geteuid() == 0:
+        return _start(binary, args + ["--no-sandbox"], timeout)
+    try:
+        return _start(binary, args, timeout)
+    except CDPError as e:
+        if "sandbox" not in str(e).lower():
+            raise
+        return _start(binary, args + ["--no-sandbox"], timeout)
+
+
+def _start(binary, args, timeout):
     profile = tempfile.mkdtemp(prefix="liveline-chromium-")
     argv = [binary, *DEFAULT_ARGS, "--remote-debugging-port=0", f"--user-data-dir={profile}"]
-    if os.geteuid() == 0:
-        argv.append("--no-sandbox")  # Chromium refuses to run as root with its sandbox
-    argv += list(args)
+    argv += args
     argv.append("about:blank")
     log = open(os.path.join(profile, "chromium.log"), "wb")
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
@@ -129,13 +143,18 @@ def _wait_for_page(port, timeout):
 
 
 def _stop(proc):
-    if proc.poll() is None:
-        proc.terminate()
+    """Ends the browser and every process it started: they share its process group
+    (start_new_session), so none is left behind if a wrapper script did not exec."""
+    for sig, wait in ((signal.SIGTERM, 5), (signal.SIGKILL, None)):
         try:
-            proc.wait(5)
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(wait)
+            break
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            continue
 
 
 class Browser:
@@ -150,10 +169,12 @@ class Browser:
         self._ws = websocket.create_connection(page_ws_url, timeout=30, suppress_origin=True,
                                                enable_multithread=False)
         self._next_id = 0
-        #: What the page printed: "console.log: ..." / "exception: ..." lines, in order.
+        #: What the page printed and the browser said about it: "console.log: ...",
+        #: "exception: ...", "log.error: ..." lines, in order.
         self.console = []
         self.call("Runtime.enable")
         self.call("Page.enable")
+        self.call("Log.enable")  # what the browser itself says: policy refusals, failed loads
 
     # -- the protocol -------------------------------------------------------------------------
 
@@ -192,6 +213,9 @@ class Browser:
             d = params.get("exceptionDetails", {})
             text = d.get("exception", {}).get("description") or d.get("text")
             self.console.append(f"exception: {text}")
+        elif method == "Log.entryAdded":
+            entry = params.get("entry", {})
+            self.console.append(f"log.{entry.get('level')}: {entry.get('text')} {entry.get('url') or ''}".rstrip())
         if len(self.console) > 500:  # bounded: a chatty page keeps its newest lines
             del self.console[:100]
 

@@ -21,6 +21,40 @@ struct HTTPRouterTests {
         #expect(parameters == ["id": "room7"])
     }
 
+    @Test("a {name}.ext segment captures the segment without its suffix and matches only that suffix")
+    func suffixParameters() {
+        var router = HTTPRouter()
+        router.get("/{app}/{stream}.m3u8") { _ in .response(.text("playlist")) }
+        router.get("/{app}/{stream}.flv") { _ in .response(.text("flv")) }
+        router.get("/{app}/{stream}/{segment}.ts") { _ in .response(.text("segment")) }
+        guard case .found(let handler, let parameters) = router.match(method: "GET", path: "/live/cam.m3u8") else {
+            Issue.record("no match for the playlist")
+            return
+        }
+        #expect(parameters == ["app": "live", "stream": "cam"])
+        guard case .response(let response) = handler(HTTPRequest(method: "GET", target: "/live/cam.m3u8")!) else {
+            Issue.record("no response")
+            return
+        }
+        #expect(response.body == Array("playlist".utf8))
+        guard case .found(_, let flv) = router.match(method: "GET", path: "/live/a.b.flv") else {
+            Issue.record("no match for the .flv")
+            return
+        }
+        #expect(flv == ["app": "live", "stream": "a.b"])
+        guard case .found(_, let segment) = router.match(method: "GET", path: "/live/cam/12.ts") else {
+            Issue.record("no match for the segment")
+            return
+        }
+        #expect(segment == ["app": "live", "stream": "cam", "segment": "12"])
+        for path in ["/live/.m3u8", "/live/cam.mp4", "/live/cam", "/live/cam/12.m4s"] {
+            guard case .notFound = router.match(method: "GET", path: path) else {
+                Issue.record("\(path) matched")
+                continue
+            }
+        }
+    }
+
     @Test("a trailing * matches the rest of the path")
     func prefix() {
         guard case .found(_, let parameters) = Self.router.match(method: "GET", path: "/static/css/site.css") else {

@@ -1,0 +1,747 @@
+// LiveLine's low-latency web player: the relay's FLV feed (one WebSocket message per FLV
+// tag from /ws/{app}/{stream}, or HTTP-FLV read through fetch() streaming from
+// /{app}/{stream}.flv with ?transport=flv), decoded with WebCodecs (VideoDecoder with the
+// avcC record, AudioDecoder with the AAC AudioSpecificConfig), pictures drawn on a canvas
+// as soon as they are decoded and sound scheduled through Web Audio with a short lead.
+// Glass-to-glass latency is read from the capture-time SEI every LiveLine host puts in its
+// H.264 (LiveCodec/CaptureTimeSEI.swift): wall-clock microseconds since the epoch, compared
+// with this machine's clock when the picture is drawn. The figures are shown on the page and
+// kept in window.livelineStats for tests and benchmarks. Plain JavaScript, no dependencies.
+"use strict";
+
+(function () {
+  const MAX_TAG_BYTES = 8 * 1024 * 1024;    // one tag is buffered whole: a keyframe fits many times over
+  const MAX_DECODE_QUEUE = 60;              // frames the video decoder may fall behind before a reset
+  const AUDIO_LEAD_S = 0.04;                // how far ahead of "now" sound is scheduled
+  const AUDIO_MAX_AHEAD_S = 0.3;            // scheduled further ahead than this: drop to catch up
+  const LATENCY_LOG = 1000;                 // per-frame latencies kept for benchmarks
+  const SEI_UUID = [0xF1, 0x73, 0xCD, 0x41, 0x1E, 0x02, 0x42, 0xEF, 0xBC, 0x30, 0x4F, 0x52, 0x6D, 0xE4, 0x12, 0xAF];
+
+  // ---- FLV ------------------------------------------------------------------------------
+
+  /** Reads an FLV byte stream in pieces of any size (FLV spec v10.1 §E.2, §E.3): the header,
+   *  then PreviousTagSize / tag pairs. Calls onTag(type, timestampMs, data) per tag; throws
+   *  an Error with a readable message on bytes that are not FLV. Buffers at most one tag. */
+  class FLVReader {
+    constructor(onTag) {
+      this.onTag = onTag;
+      this.pending = new Uint8Array(0);
+      this.state = "header";
+      this.need = 9;
+    }
+
+    push(chunk) {
+      let buf = this.pending.length ? concat(this.pending, chunk) : chunk;
+      let pos = 0;
+      while (buf.length - pos >= this.need) {
+        if (this.state === "header") {
+          if (buf[pos] !== 0x46 || buf[pos + 1] !== 0x4C || buf[pos + 2] !== 0x56) throw new Error("the feed is not FLV");
+          const offset = u32(buf, pos + 5);
+          if (offset < 9 || offset > 1024) throw new Error("FLV header size " + offset + " is not 9");
+          pos += 9;
+          this.state = "skip";
+          this.need = offset - 9 + 4;   // the rest of the header, then PreviousTagSize0
+        } else if (this.state === "skip") {
+          pos += this.need;
+          this.state = "tag";
+          this.need = 11;
+        } else if (this.state === "tag") {
+          const size = (buf[pos + 1] << 16) | (buf[pos + 2] << 8) | buf[pos + 3];
+          if (size > MAX_TAG_BYTES) throw new Error("an FLV tag of " + size + " bytes is over the player's " + MAX_TAG_BYTES);
+          this.state = "body";
+          this.need = 11 + size + 4;    // header, body, PreviousTagSize
+        } else {
+          const type = buf[pos] & 0x1F;
+          const size = this.need - 15;
+          const ts = ((buf[pos + 7] << 24) | (buf[pos + 4] << 16) | (buf[pos + 5] << 8) | buf[pos + 6]) >>> 0;
+          const data = buf.subarray(pos + 11, pos + 11 + size);
+          pos += this.need;
+          this.state = "tag";
+          this.need = 11;
+          this.onTag(type, ts, data);
+        }
+      }
+      this.pending = pos < buf.length ? buf.slice(pos) : new Uint8Array(0);
+    }
+  }
+
+  function concat(a, b) {
+    const out = new Uint8Array(a.length + b.length);
+    out.set(a, 0);
+    out.set(b, a.length);
+    return out;
+  }
+
+  function u32(b, i) {
+    return ((b[i] << 24) >>> 0) + ((b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]);
+  }
+
+  function hex2(n) {
+    return (n < 16 ? "0" : "") + n.toString(16).toUpperCase();
+  }
+
+  // ---- H.264 / AAC ------------------------------------------------------------------------
+
+  /** The capture time (µs since the epoch) in a length-prefixed access unit's LiveLine SEI,
+   *  or null. Stops at the first slice: SEI comes before it (H.264 §7.4.1.2.3). */
+  function captureTimeMicros(au, lengthSize) {
+    let pos = 0;
+    while (pos + lengthSize <= au.length) {
+      let len = 0;
+      for (let i = 0; i < lengthSize; i++) len = len * 256 + au[pos + i];
+      pos += lengthSize;
+      if (len === 0 || pos + len > au.length) return null;
+      const type = au[pos] & 0x1F;
+      if (type === 6) {
+        const t = seiTime(au.subarray(pos + 1, pos + len));
+        if (t !== null) return t;
+      } else if (type >= 1 && type <= 5) {
+        return null;
+      }
+      pos += len;
+    }
+    return null;
+  }
+
+  /** Walks an SEI NAL unit's messages (emulation-prevention bytes removed) for LiveLine's
+   *  user-data-unregistered message (payloadType 5) and returns its time, else null. */
+  function seiTime(nal) {
+    const rbsp = [];
+    let zeros = 0;
+    for (let i = 0; i < nal.length; i++) {
+      const b = nal[i];
+      if (zeros >= 2 && b === 3) { zeros = 0; continue; }
+      rbsp.push(b);
+      zeros = b === 0 ? zeros + 1 : 0;
+    }
+    let pos = 0;
+    const varField = () => {
+      let v = 0;
+      while (pos < rbsp.length) {
+        const b = rbsp[pos++];
+        v += b;
+        if (b !== 0xFF) return v;
+      }
+      return -1;
+    };
+    while (pos < rbsp.length && !(rbsp[pos] === 0x80 && pos === rbsp.length - 1)) {
+      const type = varField();
+      const size = varField();
+      if (type < 0 || size < 0 || pos + size > rbsp.length) return null;
+      if (type === 5 && size >= 24 && SEI_UUID.every((b, i) => rbsp[pos + i] === b)) {
+        let t = 0;
+        for (let i = 16; i < 24; i++) t = t * 256 + rbsp[pos + i];
+        return t;
+      }
+      pos += size;
+    }
+    return null;
+  }
+
+  /** The WebCodecs codec string of an AVCDecoderConfigurationRecord ("avc1.42C01F"). */
+  function avcCodec(avcc) {
+    if (avcc.length < 7 || avcc[0] !== 1) throw new Error("the H.264 sequence header is not an avcC record");
+    return "avc1." + hex2(avcc[1]) + hex2(avcc[2]) + hex2(avcc[3]);
+  }
+
+  const AAC_RATES = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350];
+
+  /** The decoder configuration of an AudioSpecificConfig (ISO 14496-3 §1.6.2.1). */
+  function aacConfig(asc) {
+    if (asc.length < 2) throw new Error("the AAC sequence header is too short");
+    const objectType = asc[0] >> 3;
+    const rateIndex = ((asc[0] & 7) << 1) | (asc[1] >> 7);
+    const channels = (asc[1] >> 3) & 0xF;
+    let sampleRate = AAC_RATES[rateIndex];
+    if (rateIndex === 15) {
+      if (asc.length < 5) throw new Error("the AAC sequence header is too short");
+      sampleRate = ((asc[1] & 0x7F) << 17) | (asc[2] << 9) | (asc[3] << 1) | (asc[4] >> 7);
+    }
+    if (!sampleRate || channels < 1 || channels > 8) throw new Error("an AAC sequence header this player cannot read");
+    return { codec: "mp4a.40." + objectType, sampleRate, numberOfChannels: channels, description: asc.slice() };
+  }
+
+  // ---- fragmented MP4 for Media Source Extensions (ISO 14496-12), the fallback -------------
+
+  /** The coded size in an SPS NAL unit (H.264 §7.3.2.1.1), cropping applied. */
+  function spsSize(nal) {
+    const b = [];
+    let zeros = 0;
+    for (let i = 1; i < nal.length; i++) {
+      if (zeros >= 2 && nal[i] === 3) { zeros = 0; continue; }
+      b.push(nal[i]);
+      zeros = nal[i] === 0 ? zeros + 1 : 0;
+    }
+    let bit = 0;
+    const u = (n) => {
+      let v = 0;
+      for (let i = 0; i < n; i++, bit++) {
+        if ((bit >> 3) >= b.length) throw new Error("the SPS is too short");
+        v = v * 2 + ((b[bit >> 3] >> (7 - (bit & 7))) & 1);
+      }
+      return v;
+    };
+    const ue = () => {
+      let zerosBefore = 0;
+      while (u(1) === 0) if (++zerosBefore > 31) throw new Error("the SPS is malformed");
+      return (2 ** zerosBefore) - 1 + u(zerosBefore);
+    };
+    const se = () => { const k = ue(); return k & 1 ? (k + 1) / 2 : -k / 2; };
+    const profile = u(8);
+    u(16);
+    ue();
+    let chroma = 1;
+    if ([100, 110, 122, 244, 44, 83, 86, 118, 128, 138, 139, 134, 135].includes(profile)) {
+      chroma = ue();
+      if (chroma === 3) u(1);
+      ue(); ue(); u(1);
+      if (u(1)) {
+        for (let i = 0; i < (chroma !== 3 ? 8 : 12); i++) {
+          if (!u(1)) continue;
+          let last = 8, next = 8;
+          for (let j = 0; j < (i < 6 ? 16 : 64); j++) {
+            if (next !== 0) next = (last + se() + 256) % 256;
+            last = next === 0 ? last : next;
+          }
+        }
+      }
+    }
+    ue();
+    const pocType = ue();
+    if (pocType === 0) ue();
+    else if (pocType === 1) { u(1); se(); se(); const n = ue(); for (let i = 0; i < n; i++) se(); }
+    ue(); u(1);
+    const widthMbs = ue() + 1, heightMaps = ue() + 1, frameMbsOnly = u(1);
+    if (!frameMbsOnly) u(1);
+    u(1);
+    let crop = [0, 0, 0, 0];
+    if (u(1)) crop = [ue(), ue(), ue(), ue()];
+    const cropX = chroma === 1 || chroma === 2 ? 2 : 1;
+    const cropY = (chroma === 1 ? 2 : 1) * (2 - frameMbsOnly);
+    return { width: widthMbs * 16 - (crop[0] + crop[1]) * cropX,
+             height: (2 - frameMbsOnly) * heightMaps * 16 - (crop[2] + crop[3]) * cropY };
+  }
+
+  function box(type, ...parts) {
+    const size = 8 + parts.reduce((n, p) => n + p.length, 0);
+    const out = new Uint8Array(size);
+    out.set(be(size, 4), 0);
+    for (let i = 0; i < 4; i++) out[4 + i] = type.charCodeAt(i);
+    let pos = 8;
+    for (const p of parts) { out.set(p, pos); pos += p.length; }
+    return out;
+  }
+
+  /** `n` as `bytes` big-endian bytes (up to 8: above 2^32 through division). */
+  function be(n, bytes) {
+    const out = new Uint8Array(bytes);
+    for (let i = bytes - 1; i >= 0; i--) { out[i] = n % 256; n = Math.floor(n / 256); }
+    return out;
+  }
+
+  const full = (type, version, flags, ...parts) => box(type, new Uint8Array([version]), be(flags, 3), ...parts);
+  const words = (...values) => concatAll(values.map((v) => be(v >>> 0, 4)));
+  const zeros = (n) => new Uint8Array(n);
+  const text = (t) => new Uint8Array(Array.from(t, (c) => c.charCodeAt(0)));
+  const MATRIX = words(0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000);
+
+  function concatAll(parts) {
+    return parts.reduce((a, b) => concat(a, b), new Uint8Array(0));
+  }
+
+  /** ftyp + moov of one track: video (an avcC record) or audio (an AudioSpecificConfig). */
+  function initSegment(track) {
+    const video = track.kind === "video";
+    const entry = video
+      ? box("avc1", zeros(6), be(1, 2), zeros(16), be(track.width, 2), be(track.height, 2),
+            words(0x00480000, 0x00480000, 0), be(1, 2), zeros(32), be(0x18, 2), be(0xFFFF, 2), box("avcC", track.config))
+      : box("mp4a", zeros(6), be(1, 2), zeros(8), be(track.channels, 2), be(16, 2), zeros(4), words(track.rate * 65536),
+            full("esds", 0, 0, esDescriptor(track.config)));
+    const stbl = box("stbl", full("stsd", 0, 0, words(1), entry), full("stts", 0, 0, words(0)), full("stsc", 0, 0, words(0)),
+                     full("stsz", 0, 0, words(0, 0)), full("stco", 0, 0, words(0)));
+    const media = video ? full("vmhd", 0, 1, zeros(8)) : full("smhd", 0, 0, zeros(4));
+    const minf = box("minf", media, box("dinf", full("dref", 0, 0, words(1), full("url ", 0, 1))), stbl);
+    const mdia = box("mdia", full("mdhd", 0, 0, words(0, 0, track.timescale, 0), be(0x55C4, 2), zeros(2)),
+                     full("hdlr", 0, 0, words(0), text(video ? "vide" : "soun"), zeros(12), text("LiveLine\0")), minf);
+    const tkhd = full("tkhd", 0, 7, words(0, 0, 1, 0, 0, 0, 0), be(0, 4), be(video ? 0 : 0x0100, 2), zeros(2), MATRIX,
+                      words(track.width * 65536, track.height * 65536));
+    const mvhd = full("mvhd", 0, 0, words(0, 0, 1000, 0, 0x00010000), be(0x0100, 2), zeros(10), MATRIX, zeros(24), words(2));
+    const mvex = box("mvex", full("trex", 0, 0, words(1, 1, 0, 0, 0)));
+    return concat(box("ftyp", text("isom"), words(1), text("isomavc1mp41")), box("moov", mvhd, box("trak", tkhd, mdia), mvex));
+  }
+
+  /** The esds box's ES_Descriptor around an AudioSpecificConfig (ISO 14496-1 §7.2.6.5). */
+  function esDescriptor(asc) {
+    const descriptor = (tag, ...parts) => {
+      const body = concatAll(parts);
+      return concatAll([new Uint8Array([tag, body.length]), body]);
+    };
+    return descriptor(3, be(1, 2), zeros(1),
+                      descriptor(4, new Uint8Array([0x40, 0x15]), zeros(3), words(0, 0), descriptor(5, asc)),
+                      descriptor(6, new Uint8Array([2])));
+  }
+
+  /** moof + mdat of one sample of track 1: its decode time and duration in the track's
+   *  timescale, its composition offset, whether it is a sync sample. */
+  function mediaSegment(sequence, sample) {
+    const flags = sample.key ? 0x02000000 : 0x01010000;
+    const trun = (offset) => full("trun", 1, 0xF01, words(1, offset, sample.duration, sample.data.length, flags, sample.cts));
+    const traf = (offset) => box("traf", full("tfhd", 0, 0x020000, words(1)), full("tfdt", 1, 0, be(sample.decodeTime, 8)), trun(offset));
+    const moofSize = box("moof", full("mfhd", 0, 0, words(sequence)), traf(0)).length;
+    return concat(box("moof", full("mfhd", 0, 0, words(sequence)), traf(moofSize + 8)), box("mdat", sample.data));
+  }
+
+  // ---- the player ---------------------------------------------------------------------------
+
+  const path = location.pathname.split("/").filter(Boolean);  // watch, app, stream
+  const app = decodeURIComponent(path[1] || "live");
+  const stream = decodeURIComponent(path[2] || "");
+  const params = new URLSearchParams(location.search);
+  const token = params.get("token");
+  const transport = params.get("transport") === "flv" ? "flv" : "ws";
+  // WebCodecs where the page may use it (a secure context: https or localhost); else, or
+  // with ?decoder=mse, Media Source Extensions with fragmented MP4 made here.
+  const webCodecs = !!(window.VideoDecoder && window.AudioDecoder);
+  const useMSE = params.get("decoder") === "mse" || (!webCodecs && !!window.MediaSource);
+
+  const stats = {
+    app, stream, transport,
+    state: "connecting",
+    decoder: useMSE ? "mse" : "webcodecs",
+    firstFrameMs: null,         // page load start → first picture drawn
+    connectToFirstFrameMs: null,// the latest (re)connect → its first picture
+    latencyMs: null,            // the latest picture's capture → drawn
+    latencyAvgMs: null,         // mean over the last second's pictures
+    fps: 0, bitrateKbps: 0,
+    bufferMs: null,             // MSE only: media buffered ahead of what the element plays
+    audioLevel: 0, audioLevelDb: -Infinity,
+    sound: null,                // "on", or "blocked" until a click (the browser's autoplay rule)
+    width: 0, height: 0,
+    videoCodec: null, audioCodec: null,
+    frames: 0, audioFrames: 0, bytes: 0,
+    reconnects: 0, droppedFrames: 0,
+    error: null,
+    latencies: [],              // the last LATENCY_LOG pictures' latencies (ms)
+    latencyCount: 0,            // pictures with a capture time since the page opened
+  };
+  window.livelineStats = stats;
+
+  const canvas = document.getElementById("picture");
+  const ctx2d = canvas.getContext("2d", { alpha: false, desynchronized: true });
+  const $ = (id) => document.getElementById(id);
+  $("name").textContent = app + "/" + stream;
+  $("decoder").textContent = (useMSE ? "MSE" : "WebCodecs") + (transport === "flv" ? ", HTTP-FLV" : ", WebSocket");
+  document.title = app + "/" + stream + " — LiveLine";
+
+  let session = null;           // the current connection's state
+  let attempt = 0;
+  let audio = null;             // { ctx, playAt }
+  let secondFrames = 0, secondBytes = 0, secondLatencySum = 0, secondLatencyCount = 0;
+  let secondFirstPts = null, secondLastPts = null;
+  let levelPeak = 0, levelAt = 0;
+
+  function feedURL() {
+    const q = token ? "?token=" + encodeURIComponent(token) : "";
+    const name = encodeURIComponent(app) + "/" + encodeURIComponent(stream);
+    if (transport === "flv") return location.origin + "/" + name + ".flv" + q;
+    return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/" + name + q;
+  }
+
+  function connect() {
+    if (!webCodecs && !useMSE) {
+      fail("this browser has neither WebCodecs nor Media Source Extensions");
+      return;
+    }
+    const s = { closed: false, started: performance.now(), video: null, audio: null, lengthSize: 4,
+                captureTimes: new Map(), waitingForKey: true, framesHere: 0 };
+    if (useMSE) s.mse = new MSESink(s);
+    s.reader = new FLVReader((type, ts, data) => onTag(s, type, ts, data));
+    session = s;
+    setState(attempt === 0 ? "connecting" : "reconnecting");
+    if (transport === "flv") openFetch(s); else openSocket(s);
+  }
+
+  function openSocket(s) {
+    const ws = new WebSocket(feedURL());
+    ws.binaryType = "arraybuffer";
+    s.close = () => ws.close();
+    ws.onmessage = (e) => {
+      if (s.closed || !(e.data instanceof ArrayBuffer)) return;
+      received(s, new Uint8Array(e.data));
+    };
+    ws.onclose = () => ended(s, "the feed closed");
+  }
+
+  function openFetch(s) {
+    const abort = new AbortController();
+    s.close = () => abort.abort();
+    fetch(feedURL(), { signal: abort.signal, cache: "no-store" }).then(async (response) => {
+      if (!response.ok) throw new Error("HTTP " + response.status);
+      const body = response.body.getReader();
+      for (;;) {
+        const { done, value } = await body.read();
+        if (done || s.closed) break;
+        received(s, value);
+      }
+      ended(s, "the feed ended");
+    }).catch((e) => ended(s, String(e.message || e)));
+  }
+
+  function received(s, bytes) {
+    stats.bytes += bytes.length;
+    secondBytes += bytes.length;
+    try {
+      s.reader.push(bytes);
+    } catch (e) {
+      stats.error = String(e.message || e);
+      ended(s, stats.error);
+    }
+  }
+
+  /** The connection is over: free its decoders and try again, sooner the first times. */
+  function ended(s, why) {
+    if (s.closed) return;
+    s.closed = true;
+    try { s.close(); } catch (_) { /* already closed */ }
+    for (const d of [s.video, s.audio]) {
+      if (d && d.state !== "closed") d.close();
+    }
+    if (s.mse) s.mse.close();
+    if (session !== s) return;
+    const delay = Math.min(5000, 250 * Math.pow(2, attempt));
+    attempt += 1;
+    stats.reconnects += s.framesHere > 0 ? 1 : 0;
+    setState(stats.frames > 0 ? "reconnecting" : "waiting", why);
+    setTimeout(connect, delay);
+  }
+
+  function onTag(s, type, ts, data) {
+    if (type === 9) onVideo(s, ts, data);
+    else if (type === 8) onAudio(s, ts, data);
+  }
+
+  function onVideo(s, ts, data) {
+    if (data.length < 5) return;
+    const frameType = data[0] >> 4;
+    if ((data[0] & 0xF) !== 7) { fail("the stream's video is not H.264"); return; }
+    const packetType = data[1];
+    const cts = ((data[2] << 16) | (data[3] << 8) | data[4]) << 8 >> 8;  // SI24
+    const body = data.subarray(5);
+    if (s.mse) { s.mse.video(packetType, frameType === 1, ts, cts, body); return; }
+    if (packetType === 0) {
+      const codec = avcCodec(body);
+      s.lengthSize = (body[4] & 3) + 1;
+      if (s.video && s.video.state !== "closed") s.video.close();
+      s.video = new VideoDecoder({ output: (frame) => draw(s, frame), error: (e) => ended(s, "video decoder: " + e.message) });
+      s.video.configure({ codec, description: body.slice(), optimizeForLatency: true });
+      s.waitingForKey = true;
+      stats.videoCodec = codec;
+      return;
+    }
+    if (packetType !== 1 || !s.video || s.video.state !== "configured") return;
+    const key = frameType === 1;
+    if (s.waitingForKey && !key) { stats.droppedFrames++; return; }
+    if (s.video.decodeQueueSize > MAX_DECODE_QUEUE) {  // far behind: start again at the next keyframe
+      s.waitingForKey = true;
+      stats.droppedFrames++;
+      return;
+    }
+    s.waitingForKey = false;
+    const timestamp = (ts + cts) * 1000;
+    remember(s, timestamp, captureTimeMicros(body, s.lengthSize));
+    s.video.decode(new EncodedVideoChunk({ type: key ? "key" : "delta", timestamp, data: body }));
+  }
+
+  function remember(s, key, capture) {
+    if (capture === null) return;
+    s.captureTimes.set(key, capture);
+    if (s.captureTimes.size > 256) s.captureTimes.delete(s.captureTimes.keys().next().value);
+  }
+
+  function draw(s, frame) {
+    if (s.closed) { frame.close(); return; }
+    if (canvas.width !== frame.displayWidth || canvas.height !== frame.displayHeight) {
+      canvas.width = frame.displayWidth;
+      canvas.height = frame.displayHeight;
+    }
+    stats.width = frame.displayWidth;
+    stats.height = frame.displayHeight;
+    ctx2d.drawImage(frame, 0, 0, canvas.width, canvas.height);
+    const capture = s.captureTimes.get(frame.timestamp);
+    s.captureTimes.delete(frame.timestamp);
+    const pts = frame.timestamp / 1000;
+    frame.close();
+    shown(s, capture, performance.now(), pts);
+  }
+
+  /** Counts a picture on screen at `now` (performance.now() time), its presentation time
+   *  `pts` (ms) and its latency. */
+  function shown(s, capture, now, pts) {
+    if (s.framesHere === 0) {
+      stats.connectToFirstFrameMs = Math.round(now - s.started);
+      if (stats.firstFrameMs === null) stats.firstFrameMs = Math.round(now);
+      attempt = 0;
+      setState("playing");
+    }
+    s.framesHere++;
+    stats.frames++;
+    secondFrames++;
+    if (secondFirstPts === null || pts < secondFirstPts) secondFirstPts = pts;
+    secondLastPts = Math.max(secondLastPts === null ? pts : secondLastPts, pts);
+    if (capture !== undefined) {
+      const latency = (performance.timeOrigin + now) - capture / 1000;
+      stats.latencyMs = Math.round(latency);
+      stats.latencies.push(Math.round(latency * 10) / 10);
+      if (stats.latencies.length > LATENCY_LOG) stats.latencies.shift();
+      stats.latencyCount++;
+      secondLatencySum += latency;
+      secondLatencyCount++;
+    }
+  }
+
+  /** The MSE path: each FLV frame becomes a one-sample fMP4 fragment appended to a video or an
+   *  audio SourceBuffer of a <video> element kept near the live edge; pictures are counted
+   *  (and their latency taken) as the element presents them (requestVideoFrameCallback). */
+  class MSESink {
+    constructor(s) {
+      this.s = s;
+      this.element = $("player");
+      this.element.hidden = false;
+      canvas.hidden = true;
+      this.source = new MediaSource();
+      this.element.src = URL.createObjectURL(this.source);
+      this.tracks = {};           // kind → { buffer, queue, sequence }
+      this.pending = [];          // tracks made before the source opened
+      this.source.addEventListener("sourceopen", () => { for (const t of this.pending.splice(0)) this.open(t); });
+      this.timer = setInterval(() => this.chase(), 200);
+      const frame = (now, meta) => {
+        if (this.s.closed) return;
+        stats.width = meta.width;
+        stats.height = meta.height;
+        const capture = this.s.captureTimes.get(Math.round(meta.mediaTime * 1000));
+        shown(this.s, capture, meta.expectedDisplayTime || now, meta.mediaTime * 1000);
+        this.element.requestVideoFrameCallback(frame);
+      };
+      if (this.element.requestVideoFrameCallback) this.element.requestVideoFrameCallback(frame);
+      // The level is read from what the element plays (silent while it is muted).
+      if (!audio) {
+        const Ctx = window.AudioContext || window.webkitAudioContext;
+        audio = { ctx: new Ctx({ latencyHint: "interactive" }), playAt: 0 };
+      }
+      if (!audio.element) {
+        audio.element = audio.ctx.createMediaElementSource(this.element);
+        audio.analyser = audio.ctx.createAnalyser();
+        audio.analyser.fftSize = 2048;
+        audio.element.connect(audio.analyser);
+        audio.analyser.connect(audio.ctx.destination);
+      }
+      this.analyser = audio.analyser;
+    }
+
+    track(kind, mime, init) {
+      if (this.tracks[kind]) return;  // a repeated sequence header: the first one stands
+      const t = { kind, mime, queue: [init], sequence: 1, buffer: null };
+      this.tracks[kind] = t;
+      if (this.source.readyState === "open") this.open(t); else this.pending.push(t);
+    }
+
+    open(t) {
+      t.buffer = this.source.addSourceBuffer(t.mime);
+      t.buffer.mode = "segments";
+      t.buffer.addEventListener("updateend", () => this.feed(t));
+      this.feed(t);
+    }
+
+    feed(t) {
+      if (!t.buffer || t.buffer.updating || !t.queue.length || this.s.closed) return;
+      try {
+        t.buffer.appendBuffer(t.queue.shift());
+      } catch (e) {
+        ended(this.s, "media source: " + e.message);
+      }
+    }
+
+    append(t, sample) {
+      t.queue.push(mediaSegment(t.sequence++, sample));
+      if (t.queue.length > 300) { ended(this.s, "the media source fell behind"); return; }
+      this.feed(t);
+    }
+
+    video(packetType, key, ts, cts, body) {
+      if (packetType === 0) {
+        const codec = avcCodec(body);
+        this.s.lengthSize = (body[4] & 3) + 1;
+        const spsLength = (body[6] << 8) | body[7];
+        const size = spsSize(body.subarray(8, 8 + spsLength));
+        stats.videoCodec = codec;
+        this.track("video", 'video/mp4; codecs="' + codec + '"',
+                   initSegment({ kind: "video", config: body.slice(), width: size.width, height: size.height, timescale: 1000 }));
+        return;
+      }
+      const t = this.tracks.video;
+      if (packetType !== 1 || !t) return;
+      if (!t.started && !key) { stats.droppedFrames++; return; }
+      t.started = true;
+      remember(this.s, ts + cts, captureTimeMicros(body, this.s.lengthSize));
+      // Sent at once with the last interval as its duration (waiting for the next frame's
+      // time would add a frame of latency); the next fragment's decode time corrects it.
+      const sample = { key, decodeTime: ts, cts, data: body.slice(), duration: t.interval || 33 };
+      if (t.previous !== undefined) t.interval = Math.max(1, ts - t.previous);
+      t.previous = ts;
+      this.append(t, sample);
+    }
+
+    audio(packetType, ts, body) {
+      if (packetType === 0) {
+        const config = aacConfig(body);
+        stats.audioCodec = config.codec + " " + config.sampleRate + " Hz " + config.numberOfChannels + " ch";
+        this.rate = config.sampleRate;
+        this.track("audio", 'audio/mp4; codecs="' + config.codec + '"',
+                   initSegment({ kind: "audio", config: body.slice(), channels: config.numberOfChannels, rate: config.sampleRate,
+                                 width: 0, height: 0, timescale: config.sampleRate }));
+        return;
+      }
+      const t = this.tracks.audio;
+      if (packetType !== 1 || !t) return;
+      this.append(t, { key: true, decodeTime: Math.round(ts * this.rate / 1000), cts: 0, data: body.slice(), duration: 1024 });
+    }
+
+    /** Keeps the element playing near the live edge, and its buffers short. */
+    chase() {
+      const v = this.element;
+      if (this.s.closed || !v.buffered.length) return;
+      const end = v.buffered.end(v.buffered.length - 1);
+      const lag = end - v.currentTime;
+      stats.bufferMs = Math.round(lag * 1000);
+      if (lag > 1 || v.currentTime < v.buffered.start(0)) v.currentTime = Math.max(v.buffered.start(0), end - 0.1);
+      v.playbackRate = lag > 0.15 ? 1.1 : 1;
+      if (this.analyser) {
+        const samples = new Float32Array(this.analyser.fftSize);
+        this.analyser.getFloatTimeDomainData(samples);
+        let peak = 0;
+        for (const x of samples) peak = Math.max(peak, Math.abs(x));
+        const now = performance.now();
+        if (peak >= levelPeak || now - levelAt > 250) { levelPeak = peak; levelAt = now; }
+      }
+      if (v.paused) v.play().catch(() => { v.muted = true; $("sound").hidden = false; v.play().catch(() => {}); });
+      for (const t of Object.values(this.tracks)) {
+        if (t.buffer && !t.buffer.updating && v.currentTime > 30 && t.buffer.buffered.length && t.buffer.buffered.start(0) < v.currentTime - 20) {
+          t.buffer.remove(0, v.currentTime - 10);
+        }
+      }
+    }
+
+    close() {
+      clearInterval(this.timer);
+      this.element.removeAttribute("src");
+      this.element.load();
+    }
+  }
+
+  function onAudio(s, ts, data) {
+    if (data.length < 2 || (data[0] >> 4) !== 10) return;  // AAC only
+    const body = data.subarray(2);
+    if (s.mse) { s.mse.audio(data[1], ts, body); return; }
+    if (data[1] === 0) {
+      const config = aacConfig(body);
+      if (s.audio && s.audio.state !== "closed") s.audio.close();
+      s.audio = new AudioDecoder({ output: (a) => play(s, a), error: (e) => ended(s, "audio decoder: " + e.message) });
+      s.audio.configure(config);
+      stats.audioCodec = config.codec + " " + config.sampleRate + " Hz " + config.numberOfChannels + " ch";
+      return;
+    }
+    if (!s.audio || s.audio.state !== "configured") return;
+    s.audio.decode(new EncodedAudioChunk({ type: "key", timestamp: ts * 1000, data: body }));
+  }
+
+  function play(s, data) {
+    if (s.closed) { data.close(); return; }
+    const channels = data.numberOfChannels, frames = data.numberOfFrames;
+    const planes = [];
+    let peak = 0;
+    for (let c = 0; c < channels; c++) {
+      const plane = new Float32Array(frames);
+      data.copyTo(plane, { planeIndex: c, format: "f32-planar" });
+      for (let i = 0; i < frames; i++) {
+        const v = Math.abs(plane[i]);
+        if (v > peak) peak = v;
+      }
+      planes.push(plane);
+    }
+    const rate = data.sampleRate;
+    data.close();
+    stats.audioFrames++;
+    const now = performance.now();
+    if (peak >= levelPeak || now - levelAt > 250) { levelPeak = peak; levelAt = now; }
+    if (!audio) {
+      const Ctx = window.AudioContext || window.webkitAudioContext;
+      audio = { ctx: new Ctx({ latencyHint: "interactive" }), playAt: 0 };
+    }
+    const ac = audio.ctx;
+    if (ac.state !== "running") { $("sound").hidden = false; return; }
+    $("sound").hidden = true;
+    const t = ac.currentTime;
+    if (audio.playAt < t + 0.005) audio.playAt = t + AUDIO_LEAD_S;
+    if (audio.playAt > t + AUDIO_MAX_AHEAD_S) return;  // behind: drop this piece so sound stays live
+    const buffer = ac.createBuffer(channels, frames, rate);
+    planes.forEach((p, c) => buffer.copyToChannel(p, c));
+    const node = ac.createBufferSource();
+    node.buffer = buffer;
+    node.connect(ac.destination);
+    node.start(audio.playAt);
+    audio.playAt += frames / rate;
+  }
+
+  function setState(state, why) {
+    stats.state = state;
+    const text = { connecting: "connecting…", playing: "live", reconnecting: "reconnecting…",
+                   waiting: "waiting for the stream…", error: "cannot play" }[state] || state;
+    $("state").textContent = text + (why && state !== "playing" ? " (" + why + ")" : "");
+    $("state").className = state;
+  }
+
+  /** Stops for good (nothing this page could play): says why, frees the connection. */
+  function fail(message) {
+    stats.error = message;
+    const s = session;
+    session = null;  // so ended() does not try again
+    if (s) ended(s, message);
+    setState("error", message);
+  }
+
+  $("sound").onclick = () => {
+    if (audio) audio.ctx.resume();
+    $("player").muted = false;
+    $("sound").hidden = true;
+  };
+  document.addEventListener("click", () => { if (audio && audio.ctx.state !== "running") audio.ctx.resume(); });
+
+  // Once a second: the rates, the level, and the figures on the page.
+  setInterval(() => {
+    // Pictures drawn in the last second, but no more than their own timestamps span: a page
+    // joining draws the GOP cache's pictures at once, which is not a frame rate.
+    const span = secondLastPts - secondFirstPts;
+    stats.fps = secondFrames > 1 && span > 0 ? Math.min(secondFrames, Math.round((secondFrames - 1) * 1000 / span)) : secondFrames;
+    secondFirstPts = secondLastPts = null;
+    stats.bitrateKbps = Math.round(secondBytes * 8 / 1000);
+    stats.latencyAvgMs = secondLatencyCount ? Math.round(secondLatencySum / secondLatencyCount) : null;
+    secondFrames = secondBytes = secondLatencySum = secondLatencyCount = 0;
+    if (performance.now() - levelAt > 1000) levelPeak = 0;
+    stats.audioLevel = Math.round(levelPeak * 1000) / 1000;
+    stats.audioLevelDb = levelPeak > 0 ? Math.round(20 * Math.log10(levelPeak) * 10) / 10 : -Infinity;
+    // "on" when the browser lets the page play sound, "blocked" until a click allows it.
+    stats.sound = !audio ? null : audio.ctx.state !== "running" || (useMSE && $("player").muted) ? "blocked" : "on";
+    const ms = (v) => (v === null ? "–" : v + " ms");
+    $("first").textContent = ms(stats.firstFrameMs);
+    $("latency").textContent = ms(stats.latencyAvgMs === null ? stats.latencyMs : stats.latencyAvgMs);
+    $("fps").textContent = stats.fps;
+    $("bitrate").textContent = stats.bitrateKbps + " kbit/s";
+    $("level").textContent = levelPeak > 0 ? stats.audioLevelDb.toFixed(1) + " dBFS" : "silent";
+    $("meter").style.width = Math.max(0, Math.min(100, 100 + (levelPeak > 0 ? 20 * Math.log10(levelPeak) : -100) * 100 / 60)) + "%";
+    $("size").textContent = stats.width ? stats.width + "×" + stats.height : "–";
+  }, 1000);
+
+  // For tests: the parsers without a socket.
+  window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig, spsSize, initSegment, mediaSegment };
+  connect();
+})();
