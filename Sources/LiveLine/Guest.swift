@@ -178,6 +178,12 @@ public final class Guest: Sendable {
     /// outputs and limits. Throws when a play is already running (604: `stopPlay` first)
     /// or an output cannot be opened.
     public func startPlay(url: RTMPURL, sink: GuestVideoSink?, play: PlayOptions = PlayOptions()) throws {
+        try startPlay(url: PlayURL.rtmp(url), sink: sink, play: play)
+    }
+
+    /// Starts playing an RTMP or HTTP-FLV stream (`http://…/live/room.flv`, LiveLine's
+    /// own); the same play, events, reconnect and outputs as `startPlay(url:sink:play:)`.
+    public func startPlay(url: PlayURL, sink: GuestVideoSink?, play: PlayOptions = PlayOptions()) throws {
         var configuration = playConfiguration(url: url)
         configuration.audioLevelIntervalMilliseconds = options.audioLevelShowTimeMilliseconds
         configuration.frameLimit = play.frameLimit
@@ -216,6 +222,10 @@ public final class Guest: Sendable {
     /// A play of `url` with the kit's options: timeout, reconnect, latency control (0:
     /// none), tokens; no level events, outputs or limits.
     func playConfiguration(url: RTMPURL) -> GuestPipeline.Configuration {
+        playConfiguration(url: PlayURL.rtmp(url))
+    }
+
+    func playConfiguration(url: PlayURL) -> GuestPipeline.Configuration {
         var configuration = GuestPipeline.Configuration(url: url)
         configuration.bufferTargetMilliseconds = options.bufferTargetMilliseconds > 0 ? options.bufferTargetMilliseconds : nil
         configuration.reconnect = options.reconnect
@@ -237,8 +247,12 @@ public final class Guest: Sendable {
     }
 
     /// The anyRTC SDK's startRtmpPlay:render:, with the URL as text. A URL without a
-    /// server (`live/room`) plays from `LiveLineSDK.defaultServer`.
+    /// server (`live/room`) plays from `LiveLineSDK.defaultServer`; an `http://` URL is
+    /// played as HTTP-FLV.
     public func startPlay(url text: String, sink: GuestVideoSink?, play: PlayOptions = PlayOptions()) throws {
+        if text.lowercased().hasPrefix("http://") || text.lowercased().hasPrefix("https://") {
+            return try startPlay(url: PlayURL(parsing: text), sink: sink, play: play)
+        }
         try startPlay(url: try LiveLineSDK.pushURL(text), sink: sink, play: play)
     }
 

@@ -10,9 +10,8 @@ import Synchronization
 extension GuestPipeline {
     // MARK: - Loop thread
 
-    func makePlayer(url: RTMPURL, loop: EventLoop) -> RTMPPlayer {
-        let player = RTMPPlayer(url: url, loop: loop,
-                                configuration: RTMPPlayer.Configuration(connectTimeout: configuration.timeout))
+    func makePlayer(url: PlayURL, loop: EventLoop) -> any StreamPlayer {
+        let player = url.makePlayer(loop: loop, connectTimeout: configuration.timeout)
         player.onEvent = { [weak self, weak player] event in
             guard let self, let player, currentPlayer === player else { return }
             handle(event)
@@ -42,7 +41,7 @@ extension GuestPipeline {
                         self.reconnect(to: url, loop: loop)
                     case .failure(let tokenError):
                         // Counts as a failed try: the provider may answer next time.
-                        Log.warning("RTMP play of \(self.configuration.url): \(tokenError)")
+                        Log.warning("play of \(self.configuration.url): \(tokenError)")
                         self.retry(after: error)
                     }
                 }
@@ -74,7 +73,7 @@ extension GuestPipeline {
     }
 
     /// A new player of `url` becomes the current one, unless the run is ending. Loop thread.
-    func reconnect(to url: RTMPURL, loop: EventLoop) {
+    func reconnect(to url: PlayURL, loop: EventLoop) {
         guard !connectsEnded else { return }
         let player = makePlayer(url: url, loop: loop)
         shared.withLock { $0.player = player }

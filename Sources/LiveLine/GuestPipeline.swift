@@ -13,6 +13,9 @@ import Synchronization
 ///               (event loop)         └► AAC decoder ──► stats, level, wav, pcm, onAudio; recorder, out
 ///                                      └──────────── decode thread ────────────┘
 ///
+/// An `http://` URL is played by `HTTPFLVPlayer` in the RTMP player's place: the same
+/// events, the same queue and decode thread, the same reconnect.
+///
 /// Audio is decoded on the decode thread too, in the order the player delivered it
 /// (stream order, interleaved with the video by timestamp): AAC costs a few tens of µs a
 /// frame, one thread keeps both tracks in one order for the outputs that interleave them
@@ -56,7 +59,8 @@ final class GuestPipeline: @unchecked Sendable {
     // only on the player's loop thread; what they share is in `shared`, a Mutex.
 
     struct Configuration: Sendable {
-        var url: RTMPURL
+        /// RTMP or HTTP-FLV: both play through the same events and decode path.
+        var url: PlayURL
         /// Connect + handshake + play, and then the wait for the first video packet.
         var timeout: Duration = .seconds(10)
         /// Stop after this many decoded frames.
@@ -93,7 +97,9 @@ final class GuestPipeline: @unchecked Sendable {
         /// goes on the stream name as `?token=`. nil: the URL as given.
         var tokenProvider: TokenProvider?
 
-        init(url: RTMPURL) { self.url = url }
+        init(url: PlayURL) { self.url = url }
+
+        init(url: RTMPURL) { self.url = .rtmp(url) }
     }
 
     typealias EndReason = GuestEndReason
@@ -134,7 +140,7 @@ final class GuestPipeline: @unchecked Sendable {
         var error: Swift.Error?
         var stopRequested: EndReason?
         /// The current player (a reconnect makes a new one).
-        var player: RTMPPlayer?
+        var player: (any StreamPlayer)?
         /// The decode thread, once it runs.
         var decodeThread: pthread_t?
         /// The hear stream's player while co-hosting.
@@ -236,7 +242,7 @@ final class GuestPipeline: @unchecked Sendable {
     /// The player's figures: receive rate, buffered time (any thread).
     var playerStats: RTMPPlayer.Stats { currentPlayer?.stats ?? RTMPPlayer.Stats() }
 
-    var currentPlayer: RTMPPlayer? {
+    var currentPlayer: (any StreamPlayer)? {
         shared.withLock { $0.player }
     }
 

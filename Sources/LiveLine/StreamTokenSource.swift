@@ -4,16 +4,25 @@ import LiveCore
 import LiveRTMP
 import Synchronization
 
-/// Puts a fresh token from a `TokenProvider` on an RTMP URL before each connect and
-/// reconnect, as `?token=` on the stream name (what `liveline serve --auth-secret-file`,
-/// nginx-rtmp's and SRS's hooks read).
+/// A URL a token can be put on, as `?token=` in its query.
+protocol TokenQueryURL: Sendable {
+    var query: String? { get set }
+}
+
+extension RTMPURL: TokenQueryURL {}
+extension PlayURL: TokenQueryURL {}
+
+/// Puts a fresh token from a `TokenProvider` on an RTMP or HTTP-FLV URL before each
+/// connect and reconnect, as `?token=` on the stream name (what `liveline serve
+/// --auth-secret-file`, nginx-rtmp's and SRS's hooks read; the relay's HTTP routes
+/// read it there too).
 struct StreamTokenSource: Sendable {
     let provider: TokenProvider
 
     /// `url` with a fresh token, waiting at most `timeout` for the provider. Blocks the
     /// caller, so never call it on an event loop.
-    func url(for url: RTMPURL, timeout: Duration) throws -> RTMPURL {
-        let answer = Answer()
+    func url<URL: TokenQueryURL>(for url: URL, timeout: Duration) throws -> URL {
+        let answer = Answer<URL>()
         let done = DispatchSemaphore(value: 0)
         fetch(for: url) { result in
             answer.set(result)
@@ -29,7 +38,7 @@ struct StreamTokenSource: Sendable {
 
     /// `url` with a fresh token, handed to `completion` on a task's thread (the caller
     /// hops back to its loop); a provider error arrives as a `LiveError` (202).
-    func fetch(for url: RTMPURL, completion: @escaping @Sendable (Result<RTMPURL, LiveError>) -> Void) {
+    func fetch<URL: TokenQueryURL>(for url: URL, completion: @escaping @Sendable (Result<URL, LiveError>) -> Void) {
         let provider = self.provider
         // Off the cooperative pool: `url(for:timeout:)` blocks its caller, which may itself
         // be one of the pool's few threads (a kit started from async code).
@@ -48,14 +57,14 @@ struct StreamTokenSource: Sendable {
     }
 
     /// The provider's answer, set once from the task.
-    private final class Answer: Sendable {
-        private let stored = Mutex<Result<RTMPURL, LiveError>?>(nil)
+    private final class Answer<URL: TokenQueryURL>: Sendable {
+        private let stored = Mutex<Result<URL, LiveError>?>(nil)
 
-        func set(_ result: Result<RTMPURL, LiveError>) {
+        func set(_ result: Result<URL, LiveError>) {
             stored.withLock { $0 = result }
         }
 
-        var result: Result<RTMPURL, LiveError>? {
+        var result: Result<URL, LiveError>? {
             stored.withLock { $0 }
         }
     }

@@ -89,30 +89,13 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// Events, called on the loop thread; set before `start()`.
     public var onEvent: (@Sendable (Event) -> Void)?
 
-    /// What the loop shares with the threads that read the player.
-    private struct Shared {
-        var stats = Stats()
-        /// The newest media (video dts, audio pts) received and the newest consumed, in µs.
-        var newestDTS: Int64?
-        var consumedDTS: Int64?
-    }
-
-    private let lifecycle = RTMPClientLifecycle(Shared(), state: \.stats.state)
+    private let progress = PlayerProgress()
+    private var lifecycle: RTMPClientLifecycle<PlayerProgress.Shared, State> { progress.lifecycle }
 
     // Loop.
     private var client: RTMPClientConnection?
-    private var lengthSize = 4
-    private var lastTimestamp: UInt32 = 0
-    private var timestampEpoch: Int64 = 0
-    private var sawTimestamp = false
-    private var videoPackets = 0
-    private var audioPackets = 0
-    private var ignoredAudioPackets = 0
-    /// An AAC header was delivered (and no refused one since): frames may follow.
-    private var audioConfigured = false
-    private var warnedAboutAudio = false
-    private var rateMeter = ByteRateMeter()
-    /// Refreshes the figures in `lifecycle` while connected.
+    private lazy var demuxer = FLVPlayDemuxer(url: url.description)
+    /// Refreshes the figures in `progress` while connected.
     private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
 
     public init(url: RTMPURL, loop: EventLoop, configuration: Configuration = Configuration()) {
@@ -122,15 +105,7 @@ public final class RTMPPlayer: @unchecked Sendable {
     }
 
     /// The current figures (any thread).
-    public var stats: Stats {
-        lifecycle.withLock { shared in
-            var copy = shared.stats
-            if let newestDTS = shared.newestDTS {
-                copy.bufferedMilliseconds = Int(max(0, newestDTS - (shared.consumedDTS ?? newestDTS)) / 1000)
-            }
-            return copy
-        }
-    }
+    public var stats: Stats { progress.stats }
 
     /// The error that stopped the player, if any (any thread).
     public var error: RTMPClientError? { lifecycle.error }
@@ -161,7 +136,7 @@ public final class RTMPPlayer: @unchecked Sendable {
     /// The consumer (a decoder) has taken the packets up to `dts`: what remains is the
     /// player's buffered time. Any thread.
     public func markConsumed(upTo dts: MediaTime) {
-        lifecycle.withLock { $0.consumedDTS = dts.micros }
+        progress.markConsumed(upTo: dts)
     }
 
     // MARK: - Loop
@@ -214,108 +189,21 @@ public final class RTMPPlayer: @unchecked Sendable {
     }
 
     private func handleVideo(_ raw: RTMPRawMessage, client: RTMPClientConnection) {
-        // A video message with only the frame-type byte (some servers' "video info")
-        // carries nothing to decode.
-        guard raw.payload.count > 1 else { return }
-        let tag: FLVVideoTag
-        do {
-            tag = try FLVVideoTag(parsing: raw.payload)
-        } catch {
-            client.end(.protocolViolation(url: url.description, reason: "\(error)"))
-            return
-        }
-        guard tag.codecID == FLVVideoTag.CodecID.avc else {
-            client.end(.unsupportedCodec(url: url.description, codecID: tag.codecID))
-            return
-        }
-        switch tag.avcPacketType {
-        case .sequenceHeader:
-            do {
-                let configuration = try tag.decoderConfiguration()
-                lengthSize = configuration.lengthSize
-                onEvent?(.decoderConfiguration(avcC: tag.data, configuration))
-            } catch {
-                client.end(.protocolViolation(url: url.description, reason: "AVC sequence header: \(error)"))
-            }
-        case .nalUnits:
-            let dts = widen(raw.timestamp)
-            videoPackets += 1
-            received(upTo: dts)
-            let packet = RTMPVideoPacket(avcc: tag.data, dts: MediaTime(milliseconds: dts),
-                                         pts: MediaTime(milliseconds: dts + Int64(tag.compositionTime)),
-                                         isKeyframe: tag.isKeyframe, receivedMicros: Clock.monotonicMicros())
-            onEvent?(.video(packet))
-        case .endOfSequence, nil:
-            break
-        }
+        let output = demuxer.video(raw.payload, timestamp: raw.timestamp, receivedMicros: Clock.monotonicMicros())
+        if let error = progress.deliver(output, player: "RTMP play of \(url)", to: onEvent) { client.end(error) }
     }
 
     private func handleAudio(_ raw: RTMPRawMessage) {
-        audioPackets += 1
-        let message: RTMPAudioMessage
-        do {
-            message = try RTMPAudioMessage(parsing: raw.payload)
-        } catch {
-            audioConfigured = false
-            return ignoreAudio("\(error); audio is ignored until a valid AAC header")
-        }
-        switch message {
-        case .configuration(let config, let bytes):
-            audioConfigured = true
-            onEvent?(.audioConfiguration(asc: bytes, config))
-        case .frame(let data):
-            guard audioConfigured else { return ignoreAudio("AAC frames before any AAC header are ignored") }
-            let pts = widen(raw.timestamp)
-            received(upTo: pts)
-            onEvent?(.audio(RTMPAudioPacket(data: data, pts: MediaTime(milliseconds: pts), receivedMicros: Clock.monotonicMicros())))
-        case .unsupported(let format):
-            ignoreAudio("\(FLVAudioTag.SoundFormat.name(format)) audio is not played (AAC only); it is ignored")
-        case .empty:
-            break
-        }
-    }
-
-    /// Counts an audio message not delivered; the first one is logged.
-    private func ignoreAudio(_ why: String) {
-        ignoredAudioPackets += 1
-        guard !warnedAboutAudio else { return }
-        warnedAboutAudio = true
-        Log.warning("RTMP play of \(url): \(why)")
-    }
-
-    /// Media up to `milliseconds` has been received.
-    private func received(upTo milliseconds: Int64) {
-        lifecycle.withLock { shared in
-            shared.newestDTS = milliseconds * 1000
-            if shared.consumedDTS == nil { shared.consumedDTS = milliseconds * 1000 }
-        }
-    }
-
-    /// The 32-bit RTMP timestamp as a 64-bit millisecond count: a jump back by more
-    /// than half the range is a wrap.
-    private func widen(_ timestamp: UInt32) -> Int64 {
-        if sawTimestamp, timestamp < lastTimestamp, lastTimestamp - timestamp > UInt32.max / 2 {
-            timestampEpoch += 1 << 32
-        }
-        sawTimestamp = true
-        lastTimestamp = timestamp
-        return timestampEpoch + Int64(timestamp)
+        let output = demuxer.audio(raw.payload, timestamp: raw.timestamp, receivedMicros: Clock.monotonicMicros())
+        // Audio never ends the play (see the type's comment).
+        _ = progress.deliver(output, player: "RTMP play of \(url)", to: onEvent)
     }
 
     /// The length size the stream's configuration announced (4 unless it said otherwise).
-    public var nalLengthSize: Int { lengthSize }
+    public var nalLengthSize: Int { demuxer.lengthSize }
 
     private func updateStats() {
-        let now = Clock.monotonicMicros()
-        let read = client?.bytesRead ?? lifecycle.withLock { $0.stats.bytesReceived }
-        let rate = rateMeter.sample(bytes: read, at: now)
-        lifecycle.withLock { shared in
-            shared.stats.bytesReceived = read
-            shared.stats.receiveRate = rate
-            shared.stats.videoPackets = videoPackets
-            shared.stats.audioPackets = audioPackets
-            shared.stats.ignoredAudioPackets = ignoredAudioPackets
-        }
+        progress.update(bytesRead: client?.bytesRead, demuxer: demuxer, now: Clock.monotonicMicros())
     }
 
     private func fail(_ error: RTMPClientError) {

@@ -88,6 +88,20 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
         let authority = rest[..<authorityEnd]
         // One slash ends the authority; an empty segment after it is a missing app.
         let path = rest[authorityEnd...].dropFirst()
+        (host, port) = try Self.hostAndPort(authority, of: string, defaultPort: Self.defaultPort)
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard let first = segments.first, !first.isEmpty else { throw Error.missingApp(string) }
+        var appSegments = 1
+        if segments.count >= 3 && !segments[1].contains(":") { appSegments = 2 }
+        app = segments[..<appSegments].joined(separator: "/")
+        streamName = segments[appSegments...].joined(separator: "/")
+        guard !streamName.isEmpty else { throw Error.missingStreamName(string) }
+    }
+
+    /// The host and port of a URL's authority (`host[:port]`, an IPv6 literal in
+    /// brackets) with `defaultPort` when none is written; `string` is the whole URL, for
+    /// the errors. HTTP-FLV URLs are read with it too.
+    static func hostAndPort(_ authority: Substring, of string: String, defaultPort: Int) throws(Error) -> (String, Int) {
         guard !authority.contains("@") else { throw Error.userInfo(string) }
         // Host and port; an IPv6 literal is in brackets.
         var hostPart = authority
@@ -106,7 +120,6 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
             portPart = authority[authority.index(after: colon)...]
         }
         guard !hostPart.isEmpty else { throw Error.missingHost(string) }
-        host = String(hostPart)
         if let portPart {
             guard !portPart.isEmpty, portPart.allSatisfy({ $0.isASCII && $0.isNumber }) else {
                 throw Error.portNotANumber(string, port: String(portPart))
@@ -114,17 +127,9 @@ public struct RTMPURL: Equatable, Hashable, Sendable, CustomStringConvertible {
             guard let value = Int(portPart), (1...65535).contains(value) else {
                 throw Error.portOutOfRange(string, port: String(portPart))
             }
-            port = value
-        } else {
-            port = Self.defaultPort
+            return (String(hostPart), value)
         }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard let first = segments.first, !first.isEmpty else { throw Error.missingApp(string) }
-        var appSegments = 1
-        if segments.count >= 3 && !segments[1].contains(":") { appSegments = 2 }
-        app = segments[..<appSegments].joined(separator: "/")
-        streamName = segments[appSegments...].joined(separator: "/")
-        guard !streamName.isEmpty else { throw Error.missingStreamName(string) }
+        return (String(hostPart), defaultPort)
     }
 
     /// `rtmp://host:port/app`: the tcUrl of connect.

@@ -6,11 +6,12 @@ import LiveNet
 /// "api/live/room1/members"), from `Authorization: Bearer TOKEN` or, for browsers,
 /// `?token=TOKEN`. A refusal is 401 with `{"code":104|202|212|213,"message":…}`.
 enum HTTPAccess {
-    /// Open without a token: health and metrics for probes and scrapers, and the line's and
-    /// the call's WebSockets, which check their own tokens (`?token=` or the request's);
-    /// so do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token). The watch
-    /// pages (`WatchPage.isPagePath`) are open too: their feed checks the viewer's token.
-    static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call"]
+    /// Open without a token: health and metrics for probes and scrapers, the line's and
+    /// the call's WebSockets, which check their own tokens (`?token=` or the request's), as
+    /// do the FLV viewers' paths (`FLVHTTPAPI.checksOwnToken`: a `play` token). The watch
+    /// pages (`WatchPage.isPagePath`) are open too: their feed checks the viewer's token;
+    /// and the web console's page, which holds no data and asks for a token itself.
+    static let openPaths: Set<String> = ["/healthz", "/metrics", "/line", "/call", "/"]
 
     /// The request's token: the Bearer credentials, else the `token` query parameter.
     static func token(_ request: HTTPRequest) -> String? {

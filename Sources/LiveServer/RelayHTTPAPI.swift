@@ -47,6 +47,7 @@ public enum RelayHTTPAPI {
         WatchPage.add(to: &router)
         router.get("/api/streams") { _ in .response(.json(publicStreams(server.streams()))) }
         router.get("/healthz") { _ in .response(.text("ok\n")) }
+        WebConsole.add(to: &router)
         router.get("/metrics") { _ in
             var response = HTTPResponse.text(metricsText(server, surroundings: surroundings, call: call))
             response.headers.set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")

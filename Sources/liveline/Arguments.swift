@@ -214,4 +214,16 @@ struct Arguments {
             throw UsageError("\(error)")
         }
     }
+
+    /// An `rtmp://` or HTTP-FLV `http://` URL to play; a usage error naming what is wrong.
+    static func playURL(_ text: String) throws -> PlayURL {
+        do {
+            return try PlayURL(parsing: text)
+        } catch let error as RTMPURL.Error {
+            guard case .unsupportedScheme = error else { throw UsageError("\(error)") }
+            throw UsageError("\(RTMPURL.redacted(text)) is not an rtmp:// or http:// URL")
+        } catch {
+            throw UsageError("\(error)")
+        }
+    }
 }

@@ -4,18 +4,23 @@ import LiveLine
 import LiveRTMP
 import Synchronization
 
-/// `liveline guest RTMP_URL`: pulls a stream, decodes it and reports.
+/// `liveline guest URL`: pulls a stream (RTMP or HTTP-FLV), decodes it and reports.
 enum GuestCommand: Command {
     static let name = "guest"
     static let help = """
-        Usage: liveline guest RTMP_URL [options]
+        Usage: liveline guest RTMP_URL|HTTP_FLV_URL [options]
 
-        Plays rtmp://host[:port]/app[/instance]/stream[?query], decodes the H.264 video
-        and the AAC audio and reports frames, size, time to the first frame, audio frames,
-        rate, channels and level and, when the stream carries LiveLine's capture-time
-        SEI, glass-to-glass latency, and when it carries the test source's markers, A/V
-        sync. An audio-only stream plays (its metadata names no video, or a second of
-        audio comes without it); other audio codecs than AAC are ignored with a warning.
+        Plays rtmp://host[:port]/app[/instance]/stream[?query] or HTTP-FLV
+        http://host[:port]/path[?query] (liveline serve's /APP/STREAM.flv, nginx-http-flv,
+        SRS, ffmpeg -listen 1: plain HTTP, a chunked or close-delimited body; a token goes
+        on the query as ?token=; the end of a chunked body is the stream's end, a closed
+        or cut connection is retried as a lost RTMP one; another status than 2xx is a
+        refusal, exit 3), decodes the H.264 video and the AAC audio and reports frames,
+        size, time to the first frame, audio frames, rate, channels and level and, when
+        the stream carries LiveLine's capture-time SEI, glass-to-glass latency, and when
+        it carries the test source's markers, A/V sync. An audio-only stream plays (its
+        metadata names no video, or a second of audio comes without it); other audio
+        codecs than AAC are ignored with a warning.
 
         Stop conditions (default: until the stream ends or Ctrl-C):
           --frames N           stop after N decoded frames
@@ -142,9 +147,9 @@ enum GuestCommand: Command {
             ? try LineOptions.parse(&arguments, liveId: lineId ?? "", defaultUserId: "guest-\(getpid())") : nil
         let positionals = arguments.positionals()
         try arguments.finish()
-        guard let text = positionals.first else { throw UsageError("missing RTMP_URL") }
+        guard let text = positionals.first else { throw UsageError("missing the stream URL (rtmp://… or http://….flv)") }
         guard positionals.count == 1 else { throw UsageError("unexpected argument '\(positionals[1])'") }
-        let url = try Arguments.rtmpURL(text)
+        let url = try Arguments.playURL(text)
         try PlayOutputs.checkSnapshot(snapshot)
         if let record {
             let lower = record.lowercased()
@@ -177,8 +182,11 @@ enum GuestCommand: Command {
         let report = GuestReport(json: json, toStandardError: !onStandardOutput.isEmpty, url: url.description)
         var line: GuestLineRole?
         if var lineOptions {
-            if lineOptions.liveId.isEmpty { lineOptions.liveId = url.streamName }
-            line = try GuestLineRole(guest: guest, options: lineOptions, url: url, apply: apply, say: say,
+            guard case .rtmp(let rtmpURL) = url else {
+                throw UsageError("--line and --apply need an rtmp:// URL (the line's server and name come from it)")
+            }
+            if lineOptions.liveId.isEmpty { lineOptions.liveId = rtmpURL.streamName }
+            line = try GuestLineRole(guest: guest, options: lineOptions, url: rtmpURL, apply: apply, say: say,
                                      json: json, toStandardError: !onStandardOutput.isEmpty, muted: muted)
         } else if noPlay || say != nil {
             throw UsageError("--no-play and --say need --line or --apply")
@@ -193,7 +201,7 @@ enum GuestCommand: Command {
 /// summary; the line beside it.
 struct GuestSession {
     let guest: Guest
-    let url: RTMPURL
+    let url: PlayURL
     let play: Guest.PlayOptions
     let report: GuestReport
     var line: GuestLineRole?

@@ -4,11 +4,11 @@ import Testing
 /// `liveline guest` as a user runs it (the executable built next to the tests).
 @Suite("liveline guest", .serialized)
 struct GuestCommandTests {
-    @Test("a URL that is not rtmp:// is a usage error: exit 2")
+    @Test("a URL that is neither rtmp:// nor http:// is a usage error: exit 2")
     func badURL() throws {
-        let result = try Peers.run(Peers.liveline, ["guest", "http://127.0.0.1/live/x"])
+        let result = try Peers.run(Peers.liveline, ["guest", "ftp://127.0.0.1/live/x"])
         #expect(result.status == 2)
-        #expect(result.stderr.contains("does not start with rtmp://"), "\(result.stderr)")
+        #expect(result.stderr.contains("is not an rtmp:// or http:// URL"), "\(result.stderr)")
         let missing = try Peers.run(Peers.liveline, ["guest"])
         #expect(missing.status == 2)
     }

@@ -64,7 +64,7 @@ struct UsageMessageTests {
         ("rtmp://127.0.0.1:99999/live/x", "port 99999, outside 1…65535"),
         ("rtmp://127.0.0.1//x", "no application name"),
         ("rtmp://127.0.0.1/live", "no stream name"),
-        ("http://127.0.0.1/live/x", "does not start with rtmp://"),
+        ("ftp://127.0.0.1/live/x", "rtmp://"),
     ])
     func badURL(text: String, message: String) throws {
         for command in ["guest", "host"] {
