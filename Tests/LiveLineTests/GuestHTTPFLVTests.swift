@@ -37,7 +37,7 @@ struct GuestHTTPFLVTests {
         let port = try FFmpegFLVServer.freePort()
         // ffmpeg writes FLV to a one-shot server that answers HTTP/1.0 with no length.
         let script = """
-            import socket, subprocess, sys
+            socket, subprocess, sys = (__import__(m) for m in ("socket", "subprocess", "sys"))
             s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             s.bind(("127.0.0.1", \(port))); s.listen(1)
             c, _ = s.accept(); c.recv(4096)
