@@ -64,6 +64,9 @@ else
   : >"$work/hls.ms"
 fi
 
+# What the HLS stream holds (its window of segments and the one being cut), while it runs.
+curl -s "http://127.0.0.1:$http_port/metrics" | grep -E '^liveline_hls_(streams|bytes) ' >"$work/hls.memory" || true
+
 machine_note
 echo "glass-to-glass on loopback, ${duration} s of 720p30 per player (targets: watch page p95 <= 300 ms, first frame <= 500 ms; HLS p50 <= 3 s):"
 python3 - "$work" <<'PY'
@@ -93,4 +96,8 @@ if values:
     print(f"  {'HLS 1 s segments (listed)':30} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
 else:
     print(f"  {'HLS 1 s segments (listed)':30} not measured")
+memory = dict(line.split() for line in open(os.path.join(work, "hls.memory")) if line.strip())
+if memory:
+    print(f"  HLS memory: {int(float(memory.get('liveline_hls_bytes', 0)))} bytes held for "
+          f"{int(float(memory.get('liveline_hls_streams', 0)))} stream(s) (/metrics liveline_hls_bytes: window + segment being cut)")
 PY
