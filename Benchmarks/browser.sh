@@ -12,8 +12,11 @@
 #     start → first picture, 3 page loads joining the running stream.
 #   - HLS (Benchmarks/lib/hls-latency.py): capture → the frame's segment listed in the
 #     playlist, the earliest a player can fetch it: a lower bound for an HLS player, whose
-#     own buffer adds to it (a <video> playing the playlist is not measured here: the
-#     pictures it shows carry no capture time a page can read).
+#     own buffer adds to it.
+#   - HLS in Chromium's own <video> (Benchmarks/lib/browser-hls-latency.py): capture → the
+#     frame's expected display time (requestVideoFrameCallback), its media time mapped back
+#     to the capture time through the segments' PTS; it joins the playlist the measurement
+#     above kept warm (a full window: Chromium starts 3 segments behind the live edge).
 #
 # Usage: Benchmarks/browser.sh            30 s of measurement per player
 #        DURATION=60 Benchmarks/browser.sh
@@ -36,8 +39,9 @@ bench_workspace
 start_serve "$bin"
 
 # Players' time plus joins and the HLS warm-up: the hoster outlives all of them.
-host_cmd=("$bin" host "rtmp://127.0.0.1:$rtmp_port/live/bench" --source test --size 1280x720 --fps 30
-          --duration $((3 * duration + 60)))
+# A keyframe a second: HLS segments are cut on keyframes, so 1 s segments.
+host_cmd=("$bin" host "rtmp://127.0.0.1:$rtmp_port/live/bench" --source test --size 1280x720 --fps 30 --keyint 1
+          --duration $((5 * duration + 60)))
 show "${host_cmd[@]}"
 "${host_cmd[@]}" >"$work/host.out" 2>"$work/host.err" &
 pids+=($!)
@@ -64,6 +68,19 @@ else
   : >"$work/hls.ms"
 fi
 
+# The same playlist in Chromium's native HLS <video> (right after the above: its segmenting still runs).
+browser_hls=Benchmarks/lib/browser-hls-latency.py
+if [[ -f $browser_hls ]]; then
+  cmd=(/usr/bin/python3 "$browser_hls" "http://127.0.0.1:$http_port/live/bench.m3u8" "$duration")
+  show "${cmd[@]}"
+  "${cmd[@]}" >"$work/hls-browser.ms" 2>"$work/hls-browser.err" ||
+    { cat "$work/hls-browser.err" >&2; : >"$work/hls-browser.ms"; }
+  tail -n 1 "$work/hls-browser.err" >"$work/hls-browser.summary"
+else
+  echo "($browser_hls is not here: HLS in Chromium is left out)" >&2
+  : >"$work/hls-browser.ms"
+fi
+
 # What the HLS stream holds (its window of segments and the one being cut), while it runs.
 curl -s "http://127.0.0.1:$http_port/metrics" | grep -E '^liveline_hls_(streams|bytes) ' >"$work/hls.memory" || true
 
@@ -87,15 +104,21 @@ for name, label in [("ws", "watch page, WebSocket FLV"), ("flv", "watch page, HT
     values = read_ms(name)
     summary = json.load(open(os.path.join(work, name + ".summary")))
     n, p50, p95, top = stats(values)
-    print(f"  {label:30} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms  "
+    print(f"  {label:34} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms  "
           f"first frame {' '.join('%d' % v for v in summary['firstFrameMs'])} ms "
           f"(after connect {' '.join('%d' % v for v in summary['connectToFirstFrameMs'])} ms)")
 values = read_ms("hls")
 if values:
     n, p50, p95, top = stats(values)
-    print(f"  {'HLS 1 s segments (listed)':30} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
+    print(f"  {'HLS 1 s segments (listed)':34} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
 else:
-    print(f"  {'HLS 1 s segments (listed)':30} not measured")
+    print(f"  {'HLS 1 s segments (listed)':34} not measured")
+values = read_ms("hls-browser")
+if values:
+    n, p50, p95, top = stats(values)
+    print(f"  {'HLS 1 s segments, Chromium <video>':34} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
+else:
+    print(f"  {'HLS 1 s segments, Chromium <video>':34} not measured")
 memory = dict(line.split() for line in open(os.path.join(work, "hls.memory")) if line.strip())
 if memory:
     print(f"  HLS memory: {int(float(memory.get('liveline_hls_bytes', 0)))} bytes held for "

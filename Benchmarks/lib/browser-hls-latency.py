@@ -13,21 +13,42 @@ no page CSP), with a muted autoplaying <video src=PLAYLIST>.
 The page only knows a presented frame's media time (metadata.mediaTime), not its capture time,
 so this script fetches the playlist and every segment itself meanwhile (from the window listed
 when it starts onwards) and builds a table of video PTS (90 kHz) → capture time per frame.
-How mediaTime maps to the TS PTS: Chromium's HLS player does not use the PTS as media time (the
-PTS is the RTMP timestamp + the server's 1000 ms timeline offset, so mediaTime = PTS / 90 kHz
-would be seconds off and match no frame); it starts its timeline at 0 at the first segment it
-plays: mediaTime = (PTS − first PTS of that segment) / 90 kHz, where "first PTS" is the
-segment's earliest PES PTS (audio or video). Which segment that was is not visible to the page,
-so the script tries every fetched segment's first PTS as the origin (and PTS itself) and keeps
-the one under which the presented media times land on frame PTSs and the latencies are all
-positive and smallest (a later origin would give frames presented before they were captured,
-an earlier one adds whole segments); the DevTools Network log (the first .ts Chromium asked
-for) must agree, else the origin from the Network log wins and a note goes to stderr.
+
+How mediaTime maps to the TS PTS (measured with Chromium 156 and `liveline serve`):
+  - mediaTime is not PTS / 90 kHz (the RTMP timestamp + the server's 1000 ms timeline
+    offset): read that way, on a stream running for minutes no presented frame matches a
+    fetched one, and on a young one the latencies are off by whole segments and vary.
+  - Chromium's HLS player starts its media timeline at 0 at the first segment it plays:
+    mediaTime = (PTS − first PTS of that segment) / 90 kHz, to the millisecond (the segment's
+    earliest PES PTS, which is its first video frame, a keyframe: audio starts no earlier).
+  - Which segment that was the page cannot see. Chromium first requests one segment of the
+    window as a probe (116 of 115–120), then, with it, the one it plays from, 3 segments
+    before the live edge (119), then the next ones (120, 121, then one a second). The origin
+    is taken from the buffered range, sampled every second: Chromium holds the segments from
+    the origin to the last one it requested, from media time 0 on (right after the first
+    frame, 1 s segments: [0, 2.8], three segments), so the origin is the segment whose first
+    PTS is the buffered end before the first PTS of the segment after the last requested (the
+    most frequent over the samples: "originSegment"). The start of the last
+    run of consecutive requests is reported beside it ("originByRequests", a note on stderr
+    when they differ): it is the same unless the probe happens to be the segment just before
+    (on a short window: 0 probed, 1, 2, 3 played). Checked: with a later origin, frames
+    would be shown before Chromium asked for their segment ("shownBeforeRequested", a
+    warning if not 0); an earlier one only adds whole seconds. --verbose tries every origin.
+  - Chromium does not catch up to the live edge: the latency stays the same throughout (p50
+    ≈ p95): about 3 segments + the time to finish and list one.
+
+The <video> joins once the playlist lists at least 4 segments (so the figure does not depend on
+whether this script's first request started the server's segmenting, after 30 s without
+requests): joining a playlist of 1 segment, Chromium 156 often fails
+(DEMUXER_ERROR_COULD_NOT_PARSE on a well-formed segment) or stalls after its second segment.
+A <video> that errors before its first frame is replaced, up to 3 times. The browser cache
+is off, so that every segment Chromium loads shows in the Network log.
 
 Prints one latency per presented frame in ms on stdout (one decimal), leaving out the first S
 seconds after the first frame (--skip, default 2: the player's start-up), and a summary line
-of JSON on stderr: {"frames", "p50", "p95", "max", "firstFrameMs", "origin", "originSegment",
-"unmatched"}. Both clocks are this machine's. Runs with Debian's python3 (python3-websocket)
+of JSON on stderr: {"frames", "p50", "p95", "max", "firstFrameMs" (<video> src set → first frame
+presented), "originSegment", "originByRequests", "shownBeforeRequested", "unmatched" (presented frames with no
+fetched frame at their PTS)}. Both clocks are this machine's. Runs with Debian's python3 (python3-websocket)
 and the DevTools driver in Tests/Browser. Exit 0 with at least one latency, 1 when none.
 """
 
@@ -40,6 +61,7 @@ import threading
 import time
 import urllib.error
 
+sys.dont_write_bytecode = True  # importing hls-latency.py leaves no __pycache__ in Benchmarks/lib
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "Tests", "Browser"))
 import cdp  # noqa: E402
@@ -48,6 +70,8 @@ _spec = importlib.util.spec_from_file_location("hls_latency", os.path.join(HERE,
 hls = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(hls)
 
+JOIN_SEGMENTS, JOIN_WAIT = 4, 15  # the <video> joins once the playlist lists 4 segments (waiting at most 15 s)
+ATTEMPTS = 3  # <video> elements tried, one after another, until one presents a frame
 TOLERANCE = 1500  # 90 kHz ticks (≈ 17 ms, half a frame at 30 fps) between a media time and a frame's PTS
 
 
@@ -102,6 +126,8 @@ class Segments(threading.Thread):
         super().__init__(daemon=True)
         self.url, self.stop, self.lock = url, threading.Event(), threading.Lock()
         self.order, self.first_pts, self.captures = [], {}, {}  # uri order; uri → first PTS; PTS → µs
+        self.segment_of = {}  # PTS → uri
+        self.listed = 0  # segments in the playlist when last polled
 
     def run(self):
         seen = set()
@@ -111,6 +137,7 @@ class Segments(threading.Thread):
             except (urllib.error.URLError, OSError) as error:
                 print(f"browser-hls-latency: {self.url}: {error}", file=sys.stderr)
                 listed = []
+            self.listed = len(listed)
             for uri in listed:
                 if uri in seen:
                     continue
@@ -124,15 +151,16 @@ class Segments(threading.Thread):
                     self.order.append(uri)
                     self.first_pts[uri] = first
                     self.captures.update((pts, us) for pts, us in frames if us is not None)
+                    self.segment_of.update((pts, uri) for pts, _ in frames)
             self.stop.wait(0.1)
 
 
-def lookup(captures, pts):
-    """The capture µs of the frame whose PTS is nearest `pts` (within TOLERANCE), or None."""
+def nearest(table, pts):
+    """The PTS in `table` nearest `pts` (within TOLERANCE), or None."""
     for delta in range(TOLERANCE + 1):
         for candidate in (pts - delta, pts + delta):
-            if candidate in captures:
-                return captures[candidate]
+            if candidate in table:
+                return candidate
     return None
 
 
@@ -141,15 +169,28 @@ def latencies_for(origin, presented, captures):
     and how many presented frames matched no frame."""
     out, unmatched = [], 0
     for media, shown in presented:
-        capture = lookup(captures, (origin + round(media * 90000)) % (1 << 33))
-        if capture is None:
+        pts = nearest(captures, (origin + round(media * 90000)) % (1 << 33))
+        if pts is None:
             unmatched += 1
         else:
-            out.append(shown - capture / 1000)
+            out.append(shown - captures[pts] / 1000)
     return out, unmatched
 
 
+def shown_before_requested(origin, presented, segment_of, requested_at):
+    """How many presented frames would, under PTS = origin + mediaTime, have been shown before
+    Chromium asked for their segment (impossible: the origin would be wrong)."""
+    count = 0
+    for media, shown in presented:
+        pts = nearest(segment_of, (origin + round(media * 90000)) % (1 << 33))
+        asked = requested_at.get(segment_of[pts]) if pts is not None else None
+        if asked is not None and shown < asked * 1000:
+            count += 1
+    return count
+
+
 PAGE = """(() => {
+  if (window.hlsVideo) { hlsVideo.removeAttribute('src'); hlsVideo.load(); hlsVideo.remove(); }
   const v = document.createElement('video');
   v.muted = true; v.autoplay = true; v.playsInline = true;
   document.body.appendChild(v);
@@ -170,6 +211,41 @@ PAGE = """(() => {
 })()"""
 
 
+def playback_start(requested, order):
+    """The first of the run of consecutive segments Chromium requested last, or None: its media
+    time 0 when its first request, a probe, was not the segment just before (83, 86, 87, ... →
+    86; 0, 0, 1, ... → 0; but 0, 1, 2, ... is 0 probed, 1 played: see buffer_origins)."""
+    index = {uri: number for number, uri in enumerate(order)}
+    numbers = [index[uri] for uri in requested if uri in index]
+    if not numbers:
+        return None
+    start = len(numbers) - 1
+    while start > 0 and numbers[start - 1] in (numbers[start], numbers[start] - 1):
+        start -= 1
+    return order[numbers[start]]
+
+
+def buffer_origins(buffered, requested_at, order, firsts):
+    """Origins (indices in `order`) implied by each buffered sample: Chromium holds the segments
+    from the origin to the last it requested before the sample, from media time 0 on, so the
+    buffered end is about (first PTS of the segment after the last − first PTS of the origin)
+    / 90 kHz; the origin is the segment that makes it nearest (within 0.6 s)."""
+    index = {uri: number for number, uri in enumerate(order)}
+    out = []
+    for wall, ranges in buffered:
+        asked = [index[u] for u, t in requested_at.items() if u in index and t < wall - 0.2]
+        if not asked or not ranges or max(asked) + 1 >= len(order):
+            continue
+        end = firsts.get(order[max(asked) + 1])
+        if end is None:
+            continue
+        error, origin = min((abs(((end - firsts[order[o]]) % (1 << 33)) / 90000 - ranges[-1][1]), o)
+                            for o in range(max(asked) + 1) if firsts.get(order[o]) is not None)
+        if error < 0.6:
+            out.append(origin)
+    return out
+
+
 def percentile(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
@@ -185,9 +261,16 @@ def main():
 
     segments = Segments(args.url)
     segments.start()
-    time.sleep(0.3)
-    requested = []  # the .ts URLs Chromium asked for, in order (DevTools Network log)
-    browser = cdp.start()
+    deadline = time.monotonic() + JOIN_WAIT
+    while segments.listed < JOIN_SEGMENTS and time.monotonic() < deadline:
+        time.sleep(0.1)
+    requested, requested_at = [], {}  # the .ts URLs Chromium asked for, in order; url → first wall time
+    try:
+        browser = cdp.start()
+    except cdp.CDPError as e:
+        print(f"browser-hls-latency: {e}", file=sys.stderr)
+        segments.stop.set()
+        return 1
     handle = browser._event
 
     def event(message):
@@ -195,26 +278,39 @@ def main():
             url = message["params"]["request"]["url"]
             if ".ts" in url.split("?")[0][-4:]:
                 requested.append(url)
+                requested_at.setdefault(url, message["params"].get("wallTime", 0))
                 if args.verbose:
                     print(f"browser-hls-latency: {time.time():.3f} Chromium requests {url}", file=sys.stderr)
         handle(message)
 
     browser._event = event
-    presented, first_frame = [], None
+    presented, first_frame, buffered = [], None, []  # buffered: (wall s, [[start, end] media s, ...])
     try:
         browser.call("Network.enable")
+        browser.call("Network.setCacheDisabled", {"cacheDisabled": True})  # every segment in the log
         origin_url = args.url.split("://", 1)[0] + "://" + args.url.split("://", 1)[1].split("/", 1)[0]
         browser.open(origin_url + "/healthz")
-        can = browser.evaluate(PAGE % json.dumps(args.url))
-        try:
-            first_frame = browser.wait_for("hlsBench.first", 20)
-        except TimeoutError:
+        for attempt in range(1, ATTEMPTS + 1):
+            del requested[:]
+            requested_at.clear()
+            can = browser.evaluate(PAGE % json.dumps(args.url))
+            try:
+                outcome = browser.wait_for("hlsBench.first !== null ? 'frame' : hlsVideo.error ? 'error' : null", 20)
+            except TimeoutError:
+                outcome = "timeout"
             state = browser.evaluate("JSON.stringify([hlsVideo.readyState, hlsVideo.networkState, "
                                      "hlsVideo.error && hlsVideo.error.message, hlsBench.events])")
-            print(f"browser-hls-latency: no frame presented in 20 s (canPlayType {can!r}; "
+            if outcome == "frame":
+                break
+            # Seen on a cold join (the server's segmenting just started, one segment listed):
+            # DEMUXER_ERROR_COULD_NOT_PARSE on a well-formed first segment, now and then.
+            print(f"browser-hls-latency: attempt {attempt}: no frame presented ({outcome}; canPlayType {can!r}; "
                   f"readyState, networkState, error, events: {state})", file=sys.stderr)
-            print("\n".join(browser.console[-10:]), file=sys.stderr)
-            return 1
+            if attempt == ATTEMPTS:
+                print("\n".join(browser.console[-10:]), file=sys.stderr)
+                return 1
+            time.sleep(1)
+        first_frame = browser.evaluate("hlsBench.first")
         if args.verbose:
             print("browser-hls-latency: first presented", browser.evaluate("JSON.stringify(hlsBench.presented.slice(0, 3))"),
                   "buffered", browser.evaluate("JSON.stringify(Array.from({length: hlsVideo.buffered.length}, (_, i) => [hlsVideo.buffered.start(i), hlsVideo.buffered.end(i)]))"),
@@ -224,7 +320,13 @@ def main():
         deadline = time.monotonic() + args.seconds
         while time.monotonic() < deadline:
             time.sleep(min(1.0, max(0.0, deadline - time.monotonic())))
-            presented += browser.evaluate("hlsBench.presented.splice(0)")
+            got, ranges = browser.evaluate("[hlsBench.presented.splice(0), Array.from({length: hlsVideo.buffered.length},"
+                                           " (_, i) => [hlsVideo.buffered.start(i), hlsVideo.buffered.end(i)])]")
+            presented += got
+            buffered.append((time.time(), ranges))
+        final_state = browser.evaluate("JSON.stringify([hlsVideo.readyState, hlsVideo.networkState, "
+                                       "hlsVideo.currentTime, hlsVideo.error && hlsVideo.error.message, "
+                                       "hlsBench.events.slice(-5)])")
         time.sleep(0.5)  # the last segment the player showed is fetched here too
     except (TimeoutError, cdp.CDPError) as e:
         print(f"browser-hls-latency: {e}", file=sys.stderr)
@@ -236,35 +338,52 @@ def main():
 
     with segments.lock:
         captures, order, firsts = dict(segments.captures), list(segments.order), dict(segments.first_pts)
-    candidates = [("PTS", None, 0)] + [("segment", uri, firsts[uri]) for uri in order if firsts[uri] is not None]
-    best, tried = None, []
-    for kind, uri, origin in candidates:
-        values, unmatched = latencies_for(origin, presented, captures)
-        ok = bool(values) and unmatched <= len(presented) // 10 and min(values) > 0
-        tried.append((kind, uri, origin, len(values), unmatched, values and percentile(values, 50)))
-        if ok and (best is None or percentile(values, 50) < percentile(best[3], 50)):
-            best = (kind, uri, origin, values, unmatched)
+        segment_of = dict(segments.segment_of)
+    by_requests = playback_start(requested, order)
+    by_buffer = buffer_origins(buffered, requested_at, order, firsts)
     if args.verbose:
-        for row in tried:
-            print("browser-hls-latency: origin %s %s %s: %d matched, %d unmatched, p50 %s" % row, file=sys.stderr)
-        print(f"browser-hls-latency: Chromium requested {requested[:3]}...", file=sys.stderr)
-    first_requested = requested[0] if requested else None
-    if first_requested in firsts and firsts[first_requested] is not None and \
-            (best is None or best[1] != first_requested):
-        print(f"browser-hls-latency: note: the best origin ({best and best[1]}) is not the first segment "
-              f"Chromium asked for ({first_requested}); using the latter", file=sys.stderr)
-        values, unmatched = latencies_for(firsts[first_requested], presented, captures)
-        best = ("segment", first_requested, firsts[first_requested], values, unmatched)
-    if best is None or not best[3]:
+        print(f"browser-hls-latency: buffered {buffered[:2]}…{buffered[-1:]}; origins by buffer "
+              f"{[order[i].rsplit('/', 1)[-1] for i in by_buffer if 0 <= i < len(order)]}", file=sys.stderr)
+    by_buffer = [i for i in by_buffer if 0 <= i < len(order)]
+    origin_uri = order[max(set(by_buffer), key=by_buffer.count)] if by_buffer else by_requests
+    if origin_uri != by_requests:
+        print(f"browser-hls-latency: note: the buffered range puts media time 0 at {origin_uri}, the requests at "
+              f"{by_requests}; using the former", file=sys.stderr)
+    if args.verbose:
+        for uri in order:
+            if firsts[uri] is not None:
+                values, unmatched = latencies_for(firsts[uri], presented, captures)
+                early = shown_before_requested(firsts[uri], presented, segment_of, requested_at)
+                print(f"browser-hls-latency: origin {uri}: {len(values)} matched, {unmatched} unmatched, "
+                      f"{early} shown before requested, p50 {values and round(percentile(values, 50), 1)}",
+                      file=sys.stderr)
+        values, unmatched = latencies_for(0, presented, captures)
+        print(f"browser-hls-latency: mediaTime = PTS: {len(values)} matched, {unmatched} unmatched", file=sys.stderr)
+    if not presented:
+        print(f"browser-hls-latency: no frame presented after the first ({final_state}; Chromium requested "
+              f"{[u.rsplit('/', 1)[-1] for u in requested]})", file=sys.stderr)
+        return 1
+    if origin_uri is None or firsts.get(origin_uri) is None:
+        print(f"browser-hls-latency: cannot tell which segment Chromium started playing with "
+              f"(it requested {requested[:4]}, this script fetched {order[:1]}…{order[-1:]})", file=sys.stderr)
+        return 1
+    values, unmatched = latencies_for(firsts[origin_uri], presented, captures)
+    if not values:
         print(f"browser-hls-latency: no presented frame matched a captured frame "
               f"({len(presented)} presented, {len(captures)} frames fetched)", file=sys.stderr)
         return 1
-    kind, uri, origin, values, unmatched = best
+    early = shown_before_requested(firsts[origin_uri], presented, segment_of, requested_at)
+    if unmatched > len(presented) // 10 or min(values) <= 0 or early:
+        print(f"browser-hls-latency: warning: with mediaTime 0 at {origin_uri}, {unmatched} of {len(presented)} "
+              f"presented frames match no frame, {early} were shown before Chromium requested their segment, "
+              f"and the least latency is {min(values):.0f} ms", file=sys.stderr)
     for value in values:
         print(f"{value:.1f}")
     print(json.dumps({"frames": len(values), "p50": round(percentile(values, 50), 1),
                       "p95": round(percentile(values, 95), 1), "max": round(max(values), 1),
-                      "firstFrameMs": round(first_frame), "origin": kind, "originSegment": uri,
+                      "firstFrameMs": round(first_frame), "originSegment": origin_uri,
+                      "originByRequests": by_requests,
+                      "shownBeforeRequested": early,
                       "unmatched": unmatched}), file=sys.stderr)
     return 0
 
