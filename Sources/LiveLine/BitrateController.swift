@@ -86,8 +86,8 @@ public struct BitrateController: Sendable, Equatable {
         public var approachFactor = 0.85
         /// A probe past the noted rate goes this share above it.
         public var pastProbeFactor = 0.15
-        /// Calm time at the approach before a probe past the noted rate (and after one
-        /// was taken back).
+        /// How long after a cut, a step that reaches the approach, or a probe taken back
+        /// the next probe past the noted rate waits.
         public var pastProbeIntervalMilliseconds = 3000
         /// After a probe the link carried, the next goes this many times further past it.
         public var pastProbeGrowth = 1.5
@@ -177,8 +177,8 @@ public struct BitrateController: Sendable, Equatable {
     private var linkKbps: [Double] = []
     private var linkTimes: [Int64] = []
     private var settleUntil: Int64?
-    /// The rate the link carried at the last cut (kbit/s of video), until it carries
-    /// more; nil: not known (never cut, or the capacity came back).
+    /// The rate the link carried at the last cut (kbit/s of video), raised when a probe
+    /// past it is carried; nil: not known (never cut).
     public private(set) var linkRateKbps: Double?
     /// When the next probe past `linkRateKbps` may come.
     private var nextPastProbe: Int64 = .min
