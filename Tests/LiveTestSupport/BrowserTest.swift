@@ -6,6 +6,12 @@ import Foundation
 public enum BrowserTest {
     /// The python that runs the scripts.
     public static let python = "/usr/bin/python3"
+    /// Whether these tests (and so the `liveline` they run) are built with AddressSanitizer.
+    /// The browser suites then do not run: they test the pages' JavaScript in Chromium,
+    /// which the sanitizer does not instrument, the server paths they use run under it in
+    /// the HTTP-FLV, HLS and watch page suites, and Chromium beside the sanitized suite
+    /// only slows the timing-bound tests around it.
+    public static let underAddressSanitizer = dlsym(nil, "__asan_init") != nil
 
     /// Tests/Browser in this package.
     public static var scripts: URL {

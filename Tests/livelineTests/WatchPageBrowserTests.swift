@@ -7,7 +7,8 @@ import Testing
 /// pushing, the page plays the WebSocket feed, and its own figures, a screenshot's pixels
 /// and a reconnect after the server restarts are checked.
 @Suite("Watch page in Chromium", .serialized,
-       .enabled(if: BrowserTest.isAvailable, "chromium or python3-websocket is not installed (scripts/setup)"))
+       .enabled(if: BrowserTest.isAvailable, "chromium or python3-websocket is not installed (scripts/setup)"),
+       .enabled(if: !BrowserTest.underAddressSanitizer, "the browser suites run in the plain pass (an AddressSanitizer build)"))
 struct WatchPageBrowserTests {
     /// One report line of watch_page.py.
     struct Report: Decodable {

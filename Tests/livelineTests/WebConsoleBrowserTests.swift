@@ -9,7 +9,8 @@ private let chromiumInstalled = ["/usr/bin/chromium", "/usr/bin/chromium-browser
 /// The relay's web console (`GET /`) in a real headless Chromium, driven through
 /// Tests/Browser/cdp.py by Tests/Browser/console_check.py. The screenshots are kept in
 /// $LIVELINE_TEST_ARTIFACTS (default /tmp/liveline-test-artifacts) and their paths printed.
-@Suite("web console in Chromium", .serialized, .enabled(if: chromiumInstalled, "no chromium installed"))
+@Suite("web console in Chromium", .serialized, .enabled(if: chromiumInstalled, "no chromium installed"),
+       .enabled(if: !BrowserTest.underAddressSanitizer, "the browser suites run in the plain pass (an AddressSanitizer build)"))
 struct WebConsoleBrowserTests {
 
     static var artifacts: URL {
