@@ -6,11 +6,13 @@ import Synchronization
 /// Encodes I420 frames to H.264 with libx264 through libavcodec (the anyRTC SDK's
 /// setVideoProfile / video encoder).
 ///
-/// Rate control is CBR-like with a VBV: `bit_rate = rc_max_rate = rc_buffer_size =
-/// bitrate`, i.e. a one-second buffer. One second is the usual live-streaming choice: it
-/// lets an IDR borrow bits from the frames around it (a smaller buffer starves keyframes
-/// and makes them blocky), yet caps any one second at the target, which is what an RTMP
-/// uplink of that capacity can carry. x264's `nal-hrd=cbr` is not set: it pads with filler
+/// Rate control is CBR-like with a VBV: `bit_rate = rc_max_rate = bitrate` and a
+/// half-second buffer (`rc_buffer_size = bitrate / 2`). The buffer lets an IDR borrow bits
+/// from the frames around it, and bounds how far x264's average-bitrate control may run
+/// over the target to make up for seconds it spent less: any span of T seconds carries at
+/// most T + 0.5 s worth of the target. With the usual one-second buffer, after a cut for a
+/// narrow uplink, the encoder ran 15–25 % over the new target for seconds (measured with
+/// `Benchmarks/network.sh`), a backlog the uplink could not carry. x264's `nal-hrd=cbr` is not set: it pads with filler
 /// NAL units up to the bitrate (wasting the uplink) and x264 refuses to change VBV
 /// parameters while NAL HRD is on, which would break `setBitrate`.
 ///
@@ -271,6 +273,6 @@ public final class H264Encoder: @unchecked Sendable {
         let bits = kbps * 1000
         context.pointee.bit_rate = Int64(bits)
         context.pointee.rc_max_rate = Int64(bits)
-        context.pointee.rc_buffer_size = Int32(clamping: bits)
+        context.pointee.rc_buffer_size = Int32(clamping: bits / 2)
     }
 }

@@ -9,9 +9,10 @@
 /// - Cut, fast: when the queue has stayed above `highQueueMilliseconds` for
 ///   `confirmMilliseconds` (a keyframe's burst drains sooner), or passes twice that
 ///   level, or frames were dropped for congestion, the target falls to `rateHeadroom` ×
-///   the throughput the link achieved (less `reservedKbps` for the sound; without a
-///   backlog now, that of the last sample with one in the last 2 s, as the link idles
-///   after a drop), and at least to `burstFactor` × itself. A throughput under a quarter of the target is a stall, not
+///   the throughput the link achieved over the last quarter second where the sample has
+///   it (less `reservedKbps` for the sound; without a backlog now, that of the last
+///   sample with one in the last 2 s, as the link idles after a drop), and at least to
+///   `burstFactor` × itself. A throughput under `stallShare` of the target is a stall, not
 ///   a measure of the link: the target then falls to `downFactor` × itself.
 /// - After a cut the backlog drains at the margin the cut left: no second cut for
 ///   `cutHoldMilliseconds`, and after that only while the queue still grows, frames were
@@ -35,7 +36,7 @@
 ///   grows before the link has carried it (however long the encoder takes to reach it),
 ///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
 ///   worth. When the link carries more than its noted rate (the capacity came back, or
-///   the cut read it low), calm for the whole watch after the probe, the note rises to
+///   the cut read it low), calm for `carriedWatchMilliseconds` after the probe, the note rises to
 ///   the probe's rate and the next probe comes after one calm interval,
 ///   `pastProbeGrowth` times further past it than the last: a wrong guess costs one
 ///   small step, a returned capacity is reached in a few.
@@ -77,6 +78,10 @@ public struct BitrateController: Sendable, Equatable {
         public var burstFactor = 0.9
         /// The cut when the throughput says nothing of the link (a stall).
         public var downFactor = 0.7
+        /// A throughput under this share of the target at a cut is a stall (a quarter
+        /// second's can honestly be a quarter of the target: a link that fell from 4 Mbit/s
+        /// to 600 kbit/s under a 2500 kbit/s stream).
+        public var stallShare = 0.125
         /// The additive step of a probe, in kbit/s.
         public var stepKbps: Int
         /// Calm time before each step up.
@@ -90,7 +95,10 @@ public struct BitrateController: Sendable, Equatable {
         /// the next probe past the noted rate waits.
         public var pastProbeIntervalMilliseconds = 3000
         /// After a probe the link carried, the next goes this many times further past it.
-        public var pastProbeGrowth = 1.5
+        public var pastProbeGrowth = 2.0
+        /// A probe past the noted rate is carried when, this long after it, the queue is
+        /// calm and the link carries more than the note (a link can only carry what it has).
+        public var carriedWatchMilliseconds = 1000
         /// Calm with a throughput this many times the noted rate: the link carried more
         /// (an encoder makes a few % less than its target, so the margin is small).
         public var carriedMoreFactor = 1.03
@@ -126,12 +134,18 @@ public struct BitrateController: Sendable, Equatable {
         public var droppedFrames: Int
         /// Bytes per second the network carried over about the last second.
         public var sendBytesPerSecond: Double
+        /// The same over about the last quarter second (nil: not measured): with a backlog,
+        /// what the link carries now, where the last second's figure still holds the faster
+        /// time before a drop.
+        public var recentBytesPerSecond: Double?
 
-        public init(timeMilliseconds: Int64, queuedMilliseconds: Int, droppedFrames: Int = 0, sendBytesPerSecond: Double) {
+        public init(timeMilliseconds: Int64, queuedMilliseconds: Int, droppedFrames: Int = 0, sendBytesPerSecond: Double,
+                    recentBytesPerSecond: Double? = nil) {
             self.timeMilliseconds = timeMilliseconds
             self.queuedMilliseconds = queuedMilliseconds
             self.droppedFrames = droppedFrames
             self.sendBytesPerSecond = sendBytesPerSecond
+            self.recentBytesPerSecond = recentBytesPerSecond
         }
     }
 
@@ -246,7 +260,7 @@ public struct BitrateController: Sendable, Equatable {
             highSince = nil
         }
         if queue > settings.lowQueueMilliseconds {
-            linkKbps.append(carriedKbps(sample))
+            linkKbps.append(carriedKbps(sample, recent: true))
             linkTimes.append(now)
         }
         while let first = linkTimes.first, now - first > 2000 {
@@ -304,8 +318,9 @@ public struct BitrateController: Sendable, Equatable {
                 // Calm, but a queue that crept up says the rate is at the link's already.
                 if queue <= calmStartQueue + settings.probeToleranceMilliseconds {
                     let carried = carriedKbps(sample)
-                    // Carried, calm, for the whole watch: one second's throughput can be a burst.
-                    let watched = probeTime.map { now - $0 >= Int64(settings.probeWatchMilliseconds) } ?? true
+                    // Carried, calm, a while after the probe: the link carried more than it did
+                    // at the cut, which it can only do when it has the room.
+                    let watched = probeTime.map { now - $0 >= Int64(settings.carriedWatchMilliseconds) } ?? true
                     if let link = linkRateKbps, watched, carried >= link * settings.carriedMoreFactor {
                         // The link carries more than its noted rate: the probe is good (the
                         // encoder makes a little less than its target), note it and probe
@@ -353,19 +368,21 @@ public struct BitrateController: Sendable, Equatable {
         return max(targetKbps + 1, Int(link * (1 + pastProbeShare)))
     }
 
-    /// The video rate the link carried (the throughput less the sound's share), in kbit/s.
-    private func carriedKbps(_ sample: Sample) -> Double {
-        sample.sendBytesPerSecond * 8 / 1000 - Double(settings.reservedKbps)
+    /// The video rate the link carried (the throughput less the sound's share), in kbit/s:
+    /// over the last second, or the last quarter second when `recent` and measured.
+    private func carriedKbps(_ sample: Sample, recent: Bool = false) -> Double {
+        let bytes = recent ? sample.recentBytesPerSecond ?? sample.sendBytesPerSecond : sample.sendBytesPerSecond
+        return bytes * 8 / 1000 - Double(settings.reservedKbps)
     }
 
     private mutating func cut(_ sample: Sample) {
         let target = Double(targetKbps)
-        var carried = carriedKbps(sample)
-        // Without a backlog now (the drop emptied the queue and the link idled) the
-        // throughput is the encoder's, not the link's: the last one with a backlog, in
-        // the last 2 s, is.
-        if linkTimes.last != sample.timeMilliseconds { carried = max(carried, linkKbps.last ?? 0) }
-        let measured = carried >= target / 4
+        // What the link carried with a backlog, the last time in the last 2 s (now, with one
+        // now), over its last quarter second: without a backlog now (a drop emptied the
+        // queue and the link idled) the throughput is the encoder's, not the link's, and the
+        // last second's still holds the faster time before a capacity drop.
+        let carried = linkKbps.last ?? carriedKbps(sample)
+        let measured = carried >= target * settings.stallShare
         let next = measured
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
             : target * settings.downFactor

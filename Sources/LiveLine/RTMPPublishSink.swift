@@ -431,7 +431,8 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         sampled = (id, stats.congestionDroppedFrames)
         adapt {
             $0.update(BitrateController.Sample(timeMilliseconds: Self.nowMilliseconds, queuedMilliseconds: stats.queuedMilliseconds,
-                                               droppedFrames: max(0, dropped), sendBytesPerSecond: stats.throughput))
+                                               droppedFrames: max(0, dropped), sendBytesPerSecond: stats.throughput,
+                                               recentBytesPerSecond: stats.recentThroughput))
         }
         ticks += 1
         guard ticks % Self.samplesPerStatus == 0 else { return }

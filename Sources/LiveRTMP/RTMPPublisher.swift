@@ -107,6 +107,9 @@ public final class RTMPPublisher: @unchecked Sendable {
         /// Bytes per second the server acknowledged over the last second: what the
         /// network really carried (the achieved throughput).
         public var throughput = 0.0
+        /// The same over about the last quarter second: what the link carries now, while a
+        /// backlog keeps it busy (the last second's figure still holds the time before a drop).
+        public var recentThroughput = 0.0
         /// Bytes the kernel took since connect (handshake included).
         public var bytesSent: UInt64 = 0
         /// Video packets handed to the connection.
@@ -202,6 +205,7 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var hasEnded = false
     private var rateMeter = ByteRateMeter()
     private var throughputMeter = ByteRateMeter()
+    private var recentThroughputMeter = ByteRateMeter(windowMicros: 250_000)
     /// Refreshes the figures in `lifecycle` while connected.
     private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
 
@@ -558,7 +562,9 @@ public final class RTMPPublisher: @unchecked Sendable {
         let written = client?.bytesWritten ?? lifecycle.withLock { $0.bytesSent }
         let rate = rateMeter.sample(bytes: written, at: now)
         let unacknowledged = client?.unacknowledgedBytes ?? 0
-        let throughput = throughputMeter.sample(bytes: written - min(written, UInt64(unacknowledged)), at: now)
+        let acknowledged = written - min(written, UInt64(unacknowledged))
+        let throughput = throughputMeter.sample(bytes: acknowledged, at: now)
+        let recentThroughput = recentThroughputMeter.sample(bytes: acknowledged, at: now)
         let queuedMs = queuedMilliseconds
         let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
         lifecycle.withLock { shared in
@@ -567,6 +573,7 @@ public final class RTMPPublisher: @unchecked Sendable {
             shared.queuedMilliseconds = queuedMs
             shared.sendRate = rate
             shared.throughput = throughput
+            shared.recentThroughput = recentThroughput
             shared.bytesSent = written
             shared.sentFrames = sentFrames
             shared.queuedFrames = pendingFrames
