@@ -6,7 +6,8 @@
 Waits for the first picture, then for the page's own figures (a latency from the
 capture-time SEI, frames per second, an audio level), takes a screenshot of the tab to
 SCREENSHOT and prints one JSON line: {"stats": window.livelineStats without its latency log,
-"pixel": [r, g, b] at the middle of the picture in the screenshot, "screenshot": path}.
+"pixel": [r, g, b] at the middle of the picture in the screenshot, "screenshot": path,
+"decoderLabel": what the page's bar says of its decoder and transport}.
 
 With --reconnect it then reads one line from stdin (the caller drops the feed meanwhile,
 e.g. by restarting the server) and waits until the page has reconnected by itself and drawn
@@ -40,7 +41,8 @@ def report(browser, path):
     browser.screenshot(path)
     x, y = browser.evaluate(PICTURE_MIDDLE)
     pixel = cdp.png_pixel(path, x, y)
-    print(json.dumps({"stats": stats, "pixel": list(pixel), "screenshot": path}), flush=True)
+    label = browser.evaluate("document.getElementById('decoder').textContent")
+    print(json.dumps({"stats": stats, "pixel": list(pixel), "screenshot": path, "decoderLabel": label}), flush=True)
     return stats
 
 
