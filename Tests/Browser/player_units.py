@@ -189,9 +189,9 @@ HLS_CHECKS = r"""
     try { work(); check(false, "accepted: " + text); } catch (e) { check(String(e.message).includes(text), text + ": " + e.message); }
   };
   const ts = hex(STREAM_HEX);
-  const demux = (pieces) => {
+  const demux = (pieces, videoFirst) => {
     const tags = [], frames = [];
-    const flv = new P.TSToFLV((type, ms, body) => tags.push(type + "@" + ms + ":" + toHex(body)));
+    const flv = new P.TSToFLV((type, ms, body) => tags.push(type + "@" + ms + ":" + toHex(body)), () => videoFirst && d.has("video"));
     const d = new P.TSDemuxer((kind, pts, dts, data) => { frames.push(kind + "@" + pts + "/" + dts); flv.frame(kind, pts, dts, data); });
     for (const p of pieces) d.push(p);
     d.end();
@@ -207,6 +207,10 @@ HLS_CHECKS = r"""
   check(same, "TS split at some offset reads differently");
   check(JSON.stringify(demux(Array.from(ts, (b) => new Uint8Array([b])))) === JSON.stringify(whole), "TS one byte at a time");
   check(JSON.stringify(demux([ts.slice(0, 3 * 188), ts.slice(3 * 188, 7 * 188 + 5), ts.slice(7 * 188 + 5)])) === JSON.stringify(whole), "TS in three pieces");
+  // Audio waits for the video's sequence header when the program has video (as on the FLV feed).
+  const videoFirst = demux([ts], true).tags;
+  check(JSON.stringify(videoFirst) === JSON.stringify([3, 4, 0, 1, 2, 5].map((i) => expected[i])),
+        "audio after the video's header: " + videoFirst.map((t) => t.slice(0, 12)));
   const seiBody = hex(whole.tags[4].split(":")[1]);
   check(P.captureTimeMicros(seiBody.subarray(5), 4) === TIME, "the capture time survives the demuxer");
   throws(() => demux([hex("48" + STREAM_HEX.slice(2))]), "not MPEG-TS");

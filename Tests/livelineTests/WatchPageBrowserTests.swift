@@ -192,6 +192,40 @@ struct WatchPageBrowserTests {
         #expect(script.finish() == 0, "\(script.stderr)")
     }
 
+    @Test("HLS with auth on: the page's play token reaches the playlist and its segments; through Media Source Extensions where there is no WebCodecs")
+    func hlsWithTokenThroughMediaSource() throws {
+        let secrets = try TokenKitTests.Secrets()
+        defer { try? FileManager.default.removeItem(at: secrets.directory) }
+        let server = try Server(["--auth-secret-file", secrets.secretFile])
+        defer { server.background.stop() }
+        let host = try Background(CLI.liveline, ["host", server.url("hls-private"), "--source", "color:red", "--audio-source", "tone:440",
+                                                 "--size", "640x360", "--keyint", "1", "--duration", "30",
+                                                 "--token", try secrets.token(["--publish", "live/hls-private"])])
+        defer { host.stop() }
+        let page = "http://127.0.0.1:\(server.httpPort)/watch/live/hls-private?transport=hls"
+        let token = try secrets.token(["--play", "live/hls-private"])
+        let played = try Script(["\(page)&token=\(token)", try BrowserTest.artifact("watch-page-hls-mse.png"), "--timeout", "20",
+                                 "--insecure-host", "liveline.test"],
+                                errors: secrets.directory.appendingPathComponent("played"))
+        let report = try #require(try played.report(), "with a token: \(played.stderr)")
+        print("watch page (HLS, MSE) screenshot: \(report.screenshot)")
+        #expect(report.stats.state == "playing")
+        #expect(report.stats.decoder == "mse")
+        #expect(report.decoderLabel == "MSE, HLS", "the bar says \(report.decoderLabel)")
+        let latency = try #require(report.stats.latencyMs)
+        #expect(latency > 0 && latency < 3000, "latency \(latency) ms")
+        #expect(report.stats.audioLevel > 0.05, "audio level \(report.stats.audioLevel)")
+        expectRed(report)
+        #expect(played.finish() == 0, "\(played.stderr)")
+
+        let refused = try Script([page, try BrowserTest.artifact("watch-page-hls-no-token.png"), "--no-play", "2"],
+                                 errors: secrets.directory.appendingPathComponent("refused"))
+        let nothing = try #require(try refused.report(), "without a token: \(refused.stderr)")
+        #expect(nothing.stats.frames == 0 && nothing.stats.firstFrameMs == nil)
+        #expect(nothing.stats.state == "waiting", "\(nothing.stats.state)")
+        #expect(refused.finish() == 0, "\(refused.stderr)")
+    }
+
     @Test("the page's FLV reader, capture-time SEI, codec parsers, MPEG-TS demuxer, playlist parser and pacer on fixed bytes, run in the browser")
     func parsers() throws {
         struct Checks: Decodable {

@@ -170,6 +170,8 @@
   const MAX_PES_BYTES = 8 * 1024 * 1024;
   const MAX_SEGMENT_BYTES = 32 * 1024 * 1024;
   const TS_PACKET = 188;
+  const MAX_HELD_AUDIO = 256;               // audio frames (5 s at 48 kHz) kept until the video's sequence header comes
+  const MSE_LEAD_MS = 200;                  // HLS through MSE: frames handed to the element this far ahead of their time
   const MAX_HLS_BEHIND = 3;                 // segments listed past the one played before the page jumps to the newest
   const WRAP_33 = 2 ** 33;
   const TIMELINE_START_MS = 1000;           // the first time seen, on the FLV-like timeline the page plays
@@ -234,6 +236,11 @@
       let pos = 0;
       for (; pos + TS_PACKET <= buf.length; pos += TS_PACKET) this.packet(buf.subarray(pos, pos + TS_PACKET));
       this.pending = buf.slice(pos);
+    }
+
+    /** Whether the program has a stream of `kind` ("video" or "audio"). */
+    has(kind) {
+      return Object.values(this.streams).some((st) => st.kind === kind);
     }
 
     /** The segment's end: what is left of its PES packets is handed on. */
@@ -366,10 +373,15 @@
    *  header (and when it changes), then raw AAC frames. Times are milliseconds since the
    *  first one seen plus TIMELINE_START_MS (the first seen may be audio a little after the
    *  video beside it: both stay positive), across the 33-bit wrap; after discontinuity() the
-   *  next one is TIMELINE_GAP_MS after the last (a new timeline: the publisher started again). */
+   *  next one is TIMELINE_GAP_MS after the last (a new timeline: the publisher started again).
+   *  While `hasVideo()` says a video stream is there but its first sequence header has not
+   *  come, audio waits (up to MAX_HELD_AUDIO frames): as on the FLV feed, the video's header
+   *  comes first (a media source takes no new track once another has played). */
   class TSToFLV {
-    constructor(onTag) {
+    constructor(onTag, hasVideo = () => false) {
       this.onTag = onTag;
+      this.hasVideo = hasVideo;
+      this.held = [];             // audio [ms, body] waiting for the video's sequence header
       this.params = null;         // the SPS/PPS of the last AVC sequence header, as hex
       this.asc = null;            // the last AudioSpecificConfig, as "b0,b1"
       this.last = null;           // the last 90 kHz time seen (33 bits) and its unwrapped value
@@ -420,13 +432,25 @@
           this.onTag(9, ts, concat(new Uint8Array([0x17, 0, 0, 0, 0]), avcDecoderConfiguration(spss, ppss)));
         }
       }
-      if (!nals.length) return;
+      if (nals.length) this.onTag(9, ts, this.lengthPrefixed(nals, key, cts));
+      if (this.params !== null) for (const [ms, body] of this.held.splice(0)) this.onTag(8, ms, body);
+    }
+
+    lengthPrefixed(nals, key, cts) {
       const size = 5 + nals.reduce((n, u) => n + 4 + u.length, 0);
       const body = new Uint8Array(size);
       body.set([key ? 0x17 : 0x27, 1, (cts >> 16) & 0xFF, (cts >> 8) & 0xFF, cts & 0xFF]);
       let pos = 5;
       for (const n of nals) { body.set(be(n.length, 4), pos); body.set(n, pos + 4); pos += 4 + n.length; }
-      this.onTag(9, ts, body);
+      return body;
+    }
+
+    audioTag(ms, body) {
+      if (this.params === null && this.hasVideo()) {
+        if (this.held.length < MAX_HELD_AUDIO) this.held.push([ms, body]);
+        return;
+      }
+      this.onTag(8, ms, body);
     }
 
     audio(pts, b) {
@@ -442,9 +466,9 @@
         const ts = this.ms((pts + Math.round(i * 1024 * 90000 / AAC_RATES[rateIndex])) % WRAP_33);
         if (asc.join() !== this.asc) {
           this.asc = asc.join();
-          this.onTag(8, ts, concat(new Uint8Array([0xAF, 0]), asc));
+          this.audioTag(ts, concat(new Uint8Array([0xAF, 0]), asc));
         }
-        this.onTag(8, ts, concat(new Uint8Array([0xAF, 1]), b.subarray(pos + headerSize, pos + frameSize)));
+        this.audioTag(ts, concat(new Uint8Array([0xAF, 1]), b.subarray(pos + headerSize, pos + frameSize)));
         pos += frameSize;
       }
     }
@@ -452,15 +476,19 @@
 
   /** Hands frames on at the pace of their timestamps, so a segment that comes whole plays
    *  over its own duration (sound especially: the page schedules it a moment ahead only).
-   *  The clock starts at the first frame; a frame that comes late with nothing waiting
-   *  restarts it there (a stall: latency grows by it); when more than `maxAheadMs` waits,
-   *  the clock jumps ahead to keep `keepMs` (what waited is handed on at once). One queue per
-   *  tag type, each in its arrival (decode) order. */
+   *  The clock starts `slackMs` before the first frame; a frame that comes late with nothing
+   *  waiting restarts it so, there (a stall: latency grows by it and the slack, so that the
+   *  next segments, listed and polled at varying moments, rarely stall again); when more than `maxAheadMs` waits,
+   *  the clock jumps ahead to keep `keepMs` (what waited is handed on at once). Frames go
+   *  `leadMs` before their time (a media element keeps its own time and needs a little
+   *  buffered ahead of it). One queue per tag type, each in its arrival (decode) order. */
   class Pacer {
-    constructor(release, keepMs, maxAheadMs) {
+    constructor(release, keepMs, maxAheadMs, leadMs = 0) {
       this.release = release;
       this.keepMs = keepMs;
       this.maxAheadMs = maxAheadMs;
+      this.leadMs = leadMs;
+      this.slackMs = 0;
       this.queues = { 8: [], 9: [] };
       this.offset = null;         // performance.now() - media time
       this.timer = null;
@@ -471,16 +499,21 @@
       if (this.stopped) return;
       const now = performance.now();
       const idle = !this.queues[8].length && !this.queues[9].length;
-      if (this.offset === null || (idle && ts < now - this.offset - 100)) this.offset = now - ts;
+      if (this.offset === null || (idle && ts < now - this.offset - 100)) this.offset = now - ts + this.slackMs;
       this.queues[type].push({ ts, data });
       const ahead = ts - (now - this.offset);
       if (ahead > this.maxAheadMs) this.offset -= ahead - this.keepMs;
       if (this.timer === null) this.run();
     }
 
+    /** Whether nothing of tag `type` waits. */
+    idle(type) {
+      return !this.queues[type].length;
+    }
+
     run() {
       this.timer = null;
-      const clock = performance.now() - this.offset;
+      const clock = performance.now() - this.offset + this.leadMs;
       let next = Infinity;
       for (const type of [9, 8]) {
         const q = this.queues[type];
@@ -732,8 +765,12 @@
    *  that answers 404 is skipped; the playlist failing ends the connection (and reconnects). */
   function openHLS(s) {
     const abort = new AbortController();
-    const pacer = new Pacer((type, ts, data) => guarded(s, () => onTag(s, type, ts, data)), 1000, 2000);
-    const flv = new TSToFLV((type, ts, data) => pacer.push(type, ts, data));
+    const play = (type, ts, data) => guarded(s, () => onTag(s, type, ts, data));
+    const pacer = new Pacer(play, 1000, 2000, useMSE ? MSE_LEAD_MS : 0);
+    // A sequence header with nothing of its kind waiting goes at once: the first video and
+    // audio ones then reach the page in one task (a media source takes its tracks only so).
+    const paced = (type, ts, data) => (data[1] === 0 && pacer.idle(type) ? play(type, ts, data) : pacer.push(type, ts, data));
+    const flv = new TSToFLV(paced, () => demuxer.has("video"));
     const demuxer = new TSDemuxer((kind, pts, dts, data) => flv.frame(kind, pts, dts, data));
     s.reader = demuxer;
     s.close = () => { abort.abort(); pacer.stop(); };
@@ -760,6 +797,7 @@
         const poll = Math.max(200, list.targetDuration * 500);
         pacer.keepMs = list.targetDuration * 1000;
         pacer.maxAheadMs = pacer.keepMs + poll + 500;
+        pacer.slackMs = poll / 2;
         if (list.segments.length) {
           const newest = list.segments[list.segments.length - 1].sequence;
           if (next !== null && next > newest + 1) flv.discontinuity();  // numbered again: a new stream
