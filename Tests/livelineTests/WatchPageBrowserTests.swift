@@ -167,7 +167,7 @@ struct WatchPageBrowserTests {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let script = try Script(["http://127.0.0.1:\(server.httpPort)/watch/live/hls?transport=hls", try BrowserTest.artifact("watch-page-hls.png"),
-                                 "--timeout", "20"],
+                                 "--timeout", "20", "--settle", "2"],
                                 errors: dir.appendingPathComponent("stderr"))
         let report = try #require(try script.report(), "watch_page.py: \(script.stderr)")
         print("watch page (HLS) screenshot: \(report.screenshot)")

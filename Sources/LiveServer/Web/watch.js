@@ -171,7 +171,7 @@
   const MAX_SEGMENT_BYTES = 32 * 1024 * 1024;
   const TS_PACKET = 188;
   const MAX_HELD_AUDIO = 256;               // audio frames (5 s at 48 kHz) kept until the video's sequence header comes
-  const MSE_LEAD_MS = 200;                  // HLS through MSE: frames handed to the element this far ahead of their time
+  const MSE_LEAD_MS = 300;                  // HLS through MSE: frames handed to the element this far ahead of their time
   const MAX_HLS_BEHIND = 3;                 // segments listed past the one played before the page jumps to the newest
   const WRAP_33 = 2 ** 33;
   const TIMELINE_START_MS = 1000;           // the first time seen, on the FLV-like timeline the page plays
@@ -1067,8 +1067,10 @@
       const end = v.buffered.end(v.buffered.length - 1);
       const lag = end - v.currentTime;
       stats.bufferMs = Math.round(lag * 1000);
-      if (lag > 1 || v.currentTime < v.buffered.start(0)) v.currentTime = Math.max(v.buffered.start(0), end - 0.1);
-      v.playbackRate = lag > 0.15 ? 1.1 : 1;
+      // HLS is paced to arrive MSE_LEAD_MS ahead: that much buffered is kept, not chased.
+      const keep = transport === "hls" ? MSE_LEAD_MS / 1000 : 0;
+      if (lag > 1 + keep || v.currentTime < v.buffered.start(0)) v.currentTime = Math.max(v.buffered.start(0), end - 0.1 - keep);
+      v.playbackRate = lag > 0.15 + keep ? 1.1 : 1;
       if (this.analyser) {
         const samples = new Float32Array(this.analyser.fftSize);
         this.analyser.getFloatTimeDomainData(samples);
