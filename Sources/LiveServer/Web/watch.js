@@ -790,6 +790,7 @@
     };
     (async () => {
       let next = null;          // the next segment's media sequence number
+      let pollAt = performance.now();
       while (!s.closed) {
         const response = await get(playlistURL);
         if (!response.ok) throw new Error("the playlist: HTTP " + response.status);
@@ -813,7 +814,10 @@
           }
         }
         if (list.ended) throw new Error("the stream ended");
-        await new Promise((resolve) => setTimeout(resolve, poll));
+        // On a fixed beat (not a pause after each round): the polls keep their phase against
+        // the segments' listing, where a pause would drift and the pacer would stall now and then.
+        pollAt = Math.max(pollAt + poll, performance.now() - poll);
+        await new Promise((resolve) => setTimeout(resolve, pollAt - performance.now()));
       }
     })().catch((e) => ended(s, String(e.message || e)));
   }
