@@ -156,10 +156,11 @@ struct WatchPageBrowserTests {
         #expect(script.finish() == 0, "\(script.stderr)")
     }
 
-    @Test("plays HLS (?transport=hls) of 1 s segments: first frame, a latency under 2.5 s, sound, the picture's colour")
+    @Test("plays HLS (?transport=hls) of 1 s segments: first frame, a latency under 2.5 s, sound, the picture's colour; plays again after the server restarts")
     func playsHLS() throws {
         let server = try Server(["--hls-segment-ms", "1000"])
-        defer { server.background.stop() }
+        var serve = server.background
+        defer { serve.stop() }
         // A keyframe a second: segments are cut on keyframes.
         let host = try Background(CLI.liveline, ["host", server.url("hls"), "--source", "color:red", "--audio-source", "tone:440",
                                                  "--size", "640x360", "--keyint", "1", "--duration", "30"])
@@ -167,7 +168,7 @@ struct WatchPageBrowserTests {
         let dir = try CLI.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let script = try Script(["http://127.0.0.1:\(server.httpPort)/watch/live/hls?transport=hls", try BrowserTest.artifact("watch-page-hls.png"),
-                                 "--timeout", "20", "--settle", "2"],
+                                 "--timeout", "20", "--settle", "2", "--reconnect"],
                                 errors: dir.appendingPathComponent("stderr"))
         let report = try #require(try script.report(), "watch_page.py: \(script.stderr)")
         print("watch page (HLS) screenshot: \(report.screenshot)")
@@ -189,6 +190,15 @@ struct WatchPageBrowserTests {
         #expect(stats.error == nil, "\(stats.error ?? "")")
         expectRed(report)
         print("watch page (HLS): first frame \(firstFrame) ms, latency \(latency) ms, \(stats.fps) fps, audio level \(stats.audioLevel)")
+
+        // The playlist fails while the server is away; the page tries again by itself and
+        // plays the stream the host publishes again (its segments numbered from the start).
+        serve = try server.killAndRestart(after: 0.3, http: server.httpPort, ["--hls-segment-ms", "1000"])
+        script.proceed()
+        let second = try #require(try script.report(), "no reconnect: \(script.stderr)")
+        #expect(second.stats.reconnects >= 1)
+        #expect(second.stats.state == "playing")
+        expectRed(second)
         #expect(script.finish() == 0, "\(script.stderr)")
     }
 

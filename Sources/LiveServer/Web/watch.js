@@ -172,6 +172,7 @@
   const TS_PACKET = 188;
   const MAX_HELD_AUDIO = 256;               // audio frames (5 s at 48 kHz) kept until the video's sequence header comes
   const MSE_LEAD_MS = 300;                  // HLS through MSE: frames handed to the element this far ahead of their time
+  const PACER_LATE_MS = 100;                // a frame this late with nothing waiting: the pacer's clock starts again
   const MAX_HLS_BEHIND = 3;                 // segments listed past the one played before the page jumps to the newest
   const WRAP_33 = 2 ** 33;
   const TIMELINE_START_MS = 1000;           // the first time seen, on the FLV-like timeline the page plays
@@ -476,12 +477,12 @@
 
   /** Hands frames on at the pace of their timestamps, so a segment that comes whole plays
    *  over its own duration (sound especially: the page schedules it a moment ahead only).
-   *  The clock starts `slackMs` before the first frame; a frame that comes late with nothing
-   *  waiting restarts it so, there (a stall: latency grows by it and the slack, so that the
-   *  next segments, listed and polled at varying moments, rarely stall again); when more than `maxAheadMs` waits,
-   *  the clock jumps ahead to keep `keepMs` (what waited is handed on at once). Frames go
-   *  `leadMs` before their time (a media element keeps its own time and needs a little
-   *  buffered ahead of it). One queue per tag type, each in its arrival (decode) order. */
+   *  The clock starts `slackMs` behind the first frame; a frame later than PACER_LATE_MS with
+   *  nothing waiting starts it again so, at that frame (a stall: latency grows by it and the
+   *  slack, so that segments listed and polled at varying moments rarely stall again). When
+   *  more than `maxAheadMs` waits, the clock jumps ahead to keep `keepMs` (what waited is
+   *  handed on at once). Frames go `leadMs` before their time (a media element keeps its own
+   *  time and needs a little buffered). One queue per tag type, each in arrival (decode) order. */
   class Pacer {
     constructor(release, keepMs, maxAheadMs, leadMs = 0) {
       this.release = release;
@@ -499,7 +500,7 @@
       if (this.stopped) return;
       const now = performance.now();
       const idle = !this.queues[8].length && !this.queues[9].length;
-      if (this.offset === null || (idle && ts < now - this.offset - 100)) this.offset = now - ts + this.slackMs;
+      if (this.offset === null || (idle && ts < now - this.offset - PACER_LATE_MS)) this.offset = now - ts + this.slackMs;
       this.queues[type].push({ ts, data });
       const ahead = ts - (now - this.offset);
       if (ahead > this.maxAheadMs) this.offset -= ahead - this.keepMs;
