@@ -14,7 +14,8 @@ and one byte at a time; a PES spanning packets; PTS/DTS across the 33-bit wrap; 
 bytes that are not TS, a PES over 8 MiB and a segment over 32 MiB), its frames turned into
 FLV bodies (Annex B to length-prefixed NAL units and an avcC record, ADTS to an
 AudioSpecificConfig and raw frames), the playlist parser (segments, relative URIs with a
-token, refusing what is not a playlist or is over its budgets) and the pacer's timing.
+token, refusing what is not a playlist or is over its budgets), which segment the page
+fetches next (the live end, in order, a jump when behind, a restart) and the pacer's timing.
 Prints one JSON line {"checks": N, "failures": [...]}; exit 0 when none failed, 1 otherwise.
 """
 
@@ -264,6 +265,25 @@ HLS_CHECKS = r"""
   check(P.parsePlaylist(many(10000), base).segments.length === 10000, "10 000 segments are accepted");
   throws(() => P.parsePlaylist(many(10001), base), "over 10000 segments");
   throws(() => P.parsePlaylist("#EXTM3U\n#" + "x".repeat(1024 * 1024), base), "over the player's 1048576");
+
+  // Where the page goes on: the live end first, then each newer segment; the newest after
+  // falling more than 3 behind or out of the window; the newest, as a new timeline, when the
+  // numbers went back.
+  const plan = (next, first, last) => {
+    const segments = [];
+    for (let n = first; n <= last; n++) segments.push({ sequence: n });
+    return JSON.stringify(P.hlsNext({ segments }, next));
+  };
+  const goes = (next, first, last, to, jump, restart) =>
+    check(plan(next, first, last) === JSON.stringify({ next: to, jump, restart }), `next ${next} in ${first}..${last}: ${plan(next, first, last)}`);
+  goes(null, 41, 43, 43, false, false);
+  goes(43, 41, 43, 43, false, false);
+  goes(44, 41, 43, 44, false, false);
+  goes(42, 39, 44, 42, false, false);
+  goes(41, 38, 44, 44, true, false);
+  goes(40, 41, 43, 43, true, false);
+  goes(50, 0, 2, 2, true, true);
+  check(JSON.stringify(P.hlsNext({ segments: [] }, 7)) === JSON.stringify({ next: 7, jump: false, restart: false }), "an empty playlist");
 
   // A discontinuity: the next time follows the last one, whatever the new clock says.
   const times = [];

@@ -800,19 +800,15 @@
         pacer.keepMs = list.targetDuration * 1000;
         pacer.maxAheadMs = pacer.keepMs + poll + 500;
         pacer.slackMs = poll / 2;
-        if (list.segments.length) {
-          const newest = list.segments[list.segments.length - 1].sequence;
-          if (next !== null && next > newest + 1) flv.discontinuity();  // numbered again: a new stream
-          if (next === null || next > newest + 1 || next < list.segments[0].sequence || newest - (next - 1) > MAX_HLS_BEHIND) {
-            if (next !== null) stats.hlsJumps++;
-            next = newest;
-          }
-          for (const seg of list.segments) {
-            if (seg.sequence < next || s.closed) continue;
-            if (seg.discontinuity) flv.discontinuity();
-            await segment(seg.uri);
-            next = seg.sequence + 1;
-          }
+        const plan = hlsNext(list, next);
+        if (plan.restart) flv.discontinuity();
+        if (plan.jump) stats.hlsJumps++;
+        next = plan.next;
+        for (const seg of list.segments) {
+          if (seg.sequence < next || s.closed) continue;
+          if (seg.discontinuity) flv.discontinuity();
+          await segment(seg.uri);
+          next = seg.sequence + 1;
         }
         if (list.ended) throw new Error("the stream ended");
         // On a fixed beat (not a pause after each round): the polls keep their phase against
@@ -821,6 +817,20 @@
         await new Promise((resolve) => setTimeout(resolve, pollAt - performance.now()));
       }
     })().catch((e) => ended(s, String(e.message || e)));
+  }
+
+  /** The media sequence number of the next segment to fetch from `list`, having played up to
+   *  `next` - 1 (`next` null: nothing yet, so the newest, the live end); `jump` when it goes to
+   *  the newest because it fell more than MAX_HLS_BEHIND behind or its segments left the
+   *  window, `restart` when the numbers went back (the stream started again: a new timeline). */
+  function hlsNext(list, next) {
+    if (!list.segments.length) return { next, jump: false, restart: false };
+    const newest = list.segments[list.segments.length - 1].sequence;
+    const restart = next !== null && next > newest + 1;
+    if (next === null || restart || next < list.segments[0].sequence || newest - (next - 1) > MAX_HLS_BEHIND) {
+      return { next: newest, jump: next !== null, restart };
+    }
+    return { next, jump: false, restart: false };
   }
 
   /** A response's body as text, refused past `max` bytes before it is all read. */
@@ -1204,6 +1214,6 @@
 
   // For tests: the parsers without a socket.
   window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig, spsSize, initSegment, mediaSegment,
-                            parsePlaylist, TSDemuxer, TSToFLV, Pacer };
+                            parsePlaylist, hlsNext, TSDemuxer, TSToFLV, Pacer };
   connect();
 })();
