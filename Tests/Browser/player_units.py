@@ -212,6 +212,29 @@ HLS_CHECKS = r"""
   const videoFirst = demux([ts], true).tags;
   check(JSON.stringify(videoFirst) === JSON.stringify([3, 4, 0, 1, 2, 5].map((i) => expected[i])),
         "audio after the video's header: " + videoFirst.map((t) => t.slice(0, 12)));
+  // Damaged streams: every byte set to a few values in turn, and random changes, read or refused
+  // with the demuxer's own message (never a TypeError or RangeError), times always numbers.
+  let seed = 17;
+  const random = (n) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const damaged = [];
+  for (let i = 0; i < ts.length; i++) {
+    for (const v of [0x00, 0xFF, 0x3C, 0x80, 0x07]) { const d = ts.slice(); d[i] = v; damaged.push(d); }
+  }
+  for (let k = 0; k < 300; k++) {
+    const d = ts.slice();
+    for (let j = 0; j < 1 + random(4); j++) d[random(d.length)] = random(256);
+    damaged.push(d);
+  }
+  const badErrors = [], badTimes = [];
+  for (const d of damaged) {
+    try {
+      for (const tag of demux([d], true).tags) if (!Number.isFinite(Number(tag.split("@")[1].split(":")[0]))) badTimes.push(tag.slice(0, 20));
+    } catch (e) {
+      if (e.constructor !== Error) badErrors.push(e.constructor.name + ": " + e.message);
+    }
+  }
+  check(badErrors.length === 0, "damaged TS: " + badErrors.slice(0, 3));
+  check(badTimes.length === 0, "damaged TS times: " + badTimes.slice(0, 3));
   const seiBody = hex(whole.tags[4].split(":")[1]);
   check(P.captureTimeMicros(seiBody.subarray(5), 4) === TIME, "the capture time survives the demuxer");
   throws(() => demux([hex("48" + STREAM_HEX.slice(2))]), "not MPEG-TS");
