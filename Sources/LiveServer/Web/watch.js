@@ -1,8 +1,11 @@
 // LiveLine's low-latency web player: the relay's FLV feed (one WebSocket message per FLV
 // tag from /ws/{app}/{stream}, or HTTP-FLV read through fetch() streaming from
-// /{app}/{stream}.flv with ?transport=flv), decoded with WebCodecs (VideoDecoder with the
-// avcC record, AudioDecoder with the AAC AudioSpecificConfig), pictures drawn on a canvas
-// as soon as they are decoded and sound scheduled through Web Audio with a short lead.
+// /{app}/{stream}.flv with ?transport=flv, or HLS with ?transport=hls: the playlist
+// /{app}/{stream}.m3u8 polled and its MPEG-TS segments demuxed here into the same FLV tag
+// bodies, joined at the live end and paced by their timestamps), decoded with WebCodecs
+// (VideoDecoder with the avcC record, AudioDecoder with the AAC AudioSpecificConfig),
+// pictures drawn on a canvas as soon as they are decoded and sound scheduled through Web
+// Audio with a short lead.
 // Glass-to-glass latency is read from the capture-time SEI every LiveLine host puts in its
 // H.264 (LiveCodec/CaptureTimeSEI.swift): wall-clock microseconds since the epoch, compared
 // with this machine's clock when the picture is drawn. The figures are shown on the page and
