@@ -3,13 +3,15 @@
 # of the watch page in headless Chromium, over the WebSocket FLV feed (/ws/{app}/{stream})
 # and over HTTP-FLV read by fetch() (?transport=flv), both decoded with WebCodecs, and the
 # WebSocket feed through the page's Media Source Extensions fallback (?decoder=mse: what a
-# page that is not a secure context plays), beside HLS with 1 s segments, all on
-# one stream in one run. A LiveLine hoster (test pattern, 720p30, 2500 kbit/s, its tone)
+# page that is not a secure context plays), and HLS of 1 s segments played by the watch
+# page itself (?transport=hls: its own playlist poller and MPEG-TS demuxer, WebCodecs),
+# beside HLS listed and HLS in Chromium's own player, all on one stream in one run. A LiveLine hoster (test pattern, 720p30, 2500 kbit/s, its tone)
 # pushes to `liveline serve`; every frame carries its capture time in an SEI.
 #   - watch page: capture → the picture drawn on the page's canvas (the page's own figure;
 #     the screen shows it at the next vsync, up to 16 ms later; with MSE, the frame's expected
 #     display time from requestVideoFrameCallback); first frame: page load
-#     start → first picture, 3 page loads joining the running stream.
+#     start → first picture, 3 page loads joining the running stream. With HLS the page joins
+#     at the newest listed segment and paces what it fetches by the frames' timestamps.
 #   - HLS (Benchmarks/lib/hls-latency.py): capture → the frame's segment listed in the
 #     playlist, the earliest a player can fetch it: a lower bound for an HLS player, whose
 #     own buffer adds to it.
@@ -41,7 +43,7 @@ start_serve "$bin"
 # Players' time plus joins and the HLS warm-up: the hoster outlives all of them.
 # A keyframe a second: HLS segments are cut on keyframes, so 1 s segments.
 host_cmd=("$bin" host "rtmp://127.0.0.1:$rtmp_port/live/bench" --source test --size 1280x720 --fps 30 --keyint 1
-          --duration $((5 * duration + 60)))
+          --duration $((6 * duration + 60)))
 show "${host_cmd[@]}"
 "${host_cmd[@]}" >"$work/host.out" 2>"$work/host.err" &
 pids+=($!)
@@ -57,15 +59,16 @@ measure_page() {  # name url
 measure_page ws "$page"
 measure_page flv "$page?transport=flv"
 measure_page mse "$page?decoder=mse"
+measure_page hls "$page?transport=hls"
 
 hls=Benchmarks/lib/hls-latency.py
 if [[ -f $hls ]]; then
   cmd=(python3 "$hls" "http://127.0.0.1:$http_port/live/bench.m3u8" "$duration")
   show "${cmd[@]}"
-  "${cmd[@]}" >"$work/hls.ms" 2>"$work/hls.err" || { cat "$work/hls.err" >&2; : >"$work/hls.ms"; }
+  "${cmd[@]}" >"$work/hls-listed.ms" 2>"$work/hls-listed.err" || { cat "$work/hls-listed.err" >&2; : >"$work/hls-listed.ms"; }
 else
   echo "($hls is not here: HLS is left out)" >&2
-  : >"$work/hls.ms"
+  : >"$work/hls-listed.ms"
 fi
 
 # The same playlist in Chromium's native HLS <video> (right after the above: its segmenting still runs).
@@ -100,25 +103,20 @@ def read_ms(name):
         return [float(line) for line in f if line.strip()]
 
 for name, label in [("ws", "watch page, WebSocket FLV"), ("flv", "watch page, HTTP-FLV fetch"),
-                    ("mse", "watch page, WebSocket, MSE")]:
+                    ("mse", "watch page, WebSocket, MSE"), ("hls", "watch page, HLS 1 s segments, WebCodecs")]:
     values = read_ms(name)
     summary = json.load(open(os.path.join(work, name + ".summary")))
     n, p50, p95, top = stats(values)
-    print(f"  {label:34} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms  "
+    print(f"  {label:40} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms  "
           f"first frame {' '.join('%d' % v for v in summary['firstFrameMs'])} ms "
           f"(after connect {' '.join('%d' % v for v in summary['connectToFirstFrameMs'])} ms)")
-values = read_ms("hls")
-if values:
-    n, p50, p95, top = stats(values)
-    print(f"  {'HLS 1 s segments (listed)':34} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
-else:
-    print(f"  {'HLS 1 s segments (listed)':34} not measured")
-values = read_ms("hls-browser")
-if values:
-    n, p50, p95, top = stats(values)
-    print(f"  {'HLS 1 s segments, Chromium <video>':34} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
-else:
-    print(f"  {'HLS 1 s segments, Chromium <video>':34} not measured")
+for name, label in [("hls-listed", "HLS 1 s segments (listed)"), ("hls-browser", "HLS 1 s segments, Chromium <video>")]:
+    values = read_ms(name)
+    if values:
+        n, p50, p95, top = stats(values)
+        print(f"  {label:40} frames {n:6}  p50 {p50:7.1f} ms  p95 {p95:7.1f} ms  max {top:7.1f} ms")
+    else:
+        print(f"  {label:40} not measured")
 memory = dict(line.split() for line in open(os.path.join(work, "hls.memory")) if line.strip())
 if memory:
     print(f"  HLS memory: {int(float(memory.get('liveline_hls_bytes', 0)))} bytes held for "

@@ -6,9 +6,11 @@ import LiveNet
 /// script inline (`Web/watch.html` and `Web/watch.js`, compiled into the binary with
 /// SwiftPM's `embedInCode`, so nothing sits next to the binary at run time). The page
 /// plays the stream's WebSocket FLV feed `/ws/{app}/{stream}` (or, with
-/// `?transport=flv`, HTTP-FLV `/{app}/{stream}.flv` through `fetch()`) with WebCodecs,
-/// shows first-frame time, glass-to-glass latency from the capture-time SEI, fps, bitrate
-/// and audio level, and keeps them in `window.livelineStats`. A `?token=` on the page's
+/// `?transport=flv`, HTTP-FLV `/{app}/{stream}.flv` through `fetch()`; with
+/// `?transport=hls`, the HLS playlist `/{app}/{stream}.m3u8` and its MPEG-TS segments,
+/// demuxed by the page itself) with WebCodecs, shows first-frame time, glass-to-glass
+/// latency from the capture-time SEI, fps, bitrate and audio level, and keeps them in
+/// `window.livelineStats`. A `?token=` on the page's
 /// URL is passed on to the feed, which checks it.
 ///
 /// The page's Content-Security-Policy lets only its own script (by hash) run and lets it

@@ -1,12 +1,14 @@
 #!/usr/bin/python3
 """Opens LiveLine's watch page in headless Chromium and reports what it shows.
 
-    watch_page.py URL SCREENSHOT [--timeout S] [--reconnect | --no-play S] [--insecure-host NAME]
+    watch_page.py URL SCREENSHOT [--timeout S] [--settle S] [--reconnect | --no-play S] [--insecure-host NAME]
 
 Waits for the first picture, then for the page's own figures (a latency from the
-capture-time SEI, frames per second, an audio level), takes a screenshot of the tab to
+capture-time SEI, frames per second, an audio level), and --settle S seconds more (the
+figures of a page that joined a moment ago, e.g. at an HLS segment), takes a screenshot of the tab to
 SCREENSHOT and prints one JSON line: {"stats": window.livelineStats without its latency log,
-"pixel": [r, g, b] at the middle of the picture in the screenshot, "screenshot": path}.
+"pixel": [r, g, b] at the middle of the picture in the screenshot, "screenshot": path,
+"decoderLabel": what the page's bar says of its decoder and transport}.
 
 With --reconnect it then reads one line from stdin (the caller drops the feed meanwhile,
 e.g. by restarting the server) and waits until the page has reconnected by itself and drawn
@@ -40,7 +42,8 @@ def report(browser, path):
     browser.screenshot(path)
     x, y = browser.evaluate(PICTURE_MIDDLE)
     pixel = cdp.png_pixel(path, x, y)
-    print(json.dumps({"stats": stats, "pixel": list(pixel), "screenshot": path}), flush=True)
+    label = browser.evaluate("document.getElementById('decoder').textContent")
+    print(json.dumps({"stats": stats, "pixel": list(pixel), "screenshot": path, "decoderLabel": label}), flush=True)
     return stats
 
 
@@ -49,6 +52,8 @@ def main():
     parser.add_argument("url")
     parser.add_argument("screenshot")
     parser.add_argument("--timeout", type=float, default=15)
+    parser.add_argument("--settle", type=float, default=0, metavar="S",
+                        help="seconds to wait once the page plays before its figures are read")
     parser.add_argument("--reconnect", action="store_true")
     parser.add_argument("--no-play", type=float, metavar="S")
     parser.add_argument("--insecure-host", metavar="NAME",
@@ -76,6 +81,7 @@ def main():
         # The figures come once a second; the tone's level and a latency need a moment.
         browser.wait_for("livelineStats.latencyMs !== null && livelineStats.fps > 0 && livelineStats.audioLevel > 0",
                          args.timeout)
+        time.sleep(args.settle)
         first = report(browser, args.screenshot)
         if args.reconnect:
             sys.stdin.readline()

@@ -15,6 +15,7 @@ struct WatchPageBrowserTests {
         struct Stats: Decodable {
             var state: String
             var decoder: String
+            var transport: String
             var firstFrameMs: Double?
             var latencyMs: Double?
             var fps: Double
@@ -32,6 +33,7 @@ struct WatchPageBrowserTests {
         var stats: Stats
         var pixel: [Int]
         var screenshot: String
+        var decoderLabel: String
     }
 
     /// watch_page.py running: its report lines as they come, stdin to say "the feed was dropped".
@@ -154,7 +156,87 @@ struct WatchPageBrowserTests {
         #expect(script.finish() == 0, "\(script.stderr)")
     }
 
-    @Test("the page's FLV reader, capture-time SEI and codec parsers on fixed bytes, run in the browser")
+    @Test("plays HLS (?transport=hls) of 1 s segments: first frame, a latency under 2.5 s, sound, the picture's colour; plays again after the server restarts")
+    func playsHLS() throws {
+        let server = try Server(["--hls-segment-ms", "1000"])
+        var serve = server.background
+        defer { serve.stop() }
+        // A keyframe a second: segments are cut on keyframes.
+        let host = try Background(CLI.liveline, ["host", server.url("hls"), "--source", "color:red", "--audio-source", "tone:440",
+                                                 "--size", "640x360", "--keyint", "1", "--duration", "30"])
+        defer { host.stop() }
+        let dir = try CLI.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let script = try Script(["http://127.0.0.1:\(server.httpPort)/watch/live/hls?transport=hls", try BrowserTest.artifact("watch-page-hls.png"),
+                                 "--timeout", "20", "--settle", "2", "--reconnect"],
+                                errors: dir.appendingPathComponent("stderr"))
+        let report = try #require(try script.report(), "watch_page.py: \(script.stderr)")
+        print("watch page (HLS) screenshot: \(report.screenshot)")
+        let stats = report.stats
+        #expect(stats.transport == "hls")
+        #expect(report.decoderLabel == "WebCodecs, HLS", "the bar says \(report.decoderLabel)")
+        #expect(stats.state == "playing")
+        let firstFrame = try #require(stats.firstFrameMs)
+        #expect(firstFrame > 0 && firstFrame < 8000, "first frame after \(firstFrame) ms")
+        let latency = try #require(stats.latencyMs)
+        // Not a benchmark: a generous bound (a segment's length, its listing and the page's buffer).
+        #expect(latency > 0 && latency < 2500, "latency \(latency) ms")
+        #expect(stats.fps >= 10, "\(stats.fps) fps")
+        #expect(stats.bitrateKbps > 0)
+        #expect(stats.audioLevel > 0.05, "audio level \(stats.audioLevel)")
+        #expect(stats.sound == "on", "sound \(stats.sound ?? "none")")
+        #expect(stats.width == 640 && stats.height == 360)
+        #expect(stats.audioCodec?.hasPrefix("mp4a.40.2 48000 Hz 2 ch") == true, "\(stats.audioCodec ?? "none")")
+        #expect(stats.error == nil, "\(stats.error ?? "")")
+        expectRed(report)
+        print("watch page (HLS): first frame \(firstFrame) ms, latency \(latency) ms, \(stats.fps) fps, audio level \(stats.audioLevel)")
+
+        // The playlist fails while the server is away; the page tries again by itself and
+        // plays the stream the host publishes again (its segments numbered from the start).
+        serve = try server.killAndRestart(after: 0.3, http: server.httpPort, ["--hls-segment-ms", "1000"])
+        script.proceed()
+        let second = try #require(try script.report(), "no reconnect: \(script.stderr)")
+        #expect(second.stats.reconnects >= 1)
+        #expect(second.stats.state == "playing")
+        expectRed(second)
+        #expect(script.finish() == 0, "\(script.stderr)")
+    }
+
+    @Test("HLS with auth on: the page's play token reaches the playlist and its segments; through Media Source Extensions where there is no WebCodecs")
+    func hlsWithTokenThroughMediaSource() throws {
+        let secrets = try TokenKitTests.Secrets()
+        defer { try? FileManager.default.removeItem(at: secrets.directory) }
+        let server = try Server(["--auth-secret-file", secrets.secretFile])
+        defer { server.background.stop() }
+        let host = try Background(CLI.liveline, ["host", server.url("hls-private"), "--source", "color:red", "--audio-source", "tone:440",
+                                                 "--size", "640x360", "--keyint", "1", "--duration", "30",
+                                                 "--token", try secrets.token(["--publish", "live/hls-private"])])
+        defer { host.stop() }
+        let page = "http://127.0.0.1:\(server.httpPort)/watch/live/hls-private?transport=hls"
+        let token = try secrets.token(["--play", "live/hls-private"])
+        let played = try Script(["\(page)&token=\(token)", try BrowserTest.artifact("watch-page-hls-mse.png"), "--timeout", "20",
+                                 "--insecure-host", "liveline.test"],
+                                errors: secrets.directory.appendingPathComponent("played"))
+        let report = try #require(try played.report(), "with a token: \(played.stderr)")
+        print("watch page (HLS, MSE) screenshot: \(report.screenshot)")
+        #expect(report.stats.state == "playing")
+        #expect(report.stats.decoder == "mse")
+        #expect(report.decoderLabel == "MSE, HLS", "the bar says \(report.decoderLabel)")
+        let latency = try #require(report.stats.latencyMs)
+        #expect(latency > 0 && latency < 3000, "latency \(latency) ms")
+        #expect(report.stats.audioLevel > 0.05, "audio level \(report.stats.audioLevel)")
+        expectRed(report)
+        #expect(played.finish() == 0, "\(played.stderr)")
+
+        let refused = try Script([page, try BrowserTest.artifact("watch-page-hls-no-token.png"), "--no-play", "2"],
+                                 errors: secrets.directory.appendingPathComponent("refused"))
+        let nothing = try #require(try refused.report(), "without a token: \(refused.stderr)")
+        #expect(nothing.stats.frames == 0 && nothing.stats.firstFrameMs == nil)
+        #expect(nothing.stats.state == "waiting", "\(nothing.stats.state)")
+        #expect(refused.finish() == 0, "\(refused.stderr)")
+    }
+
+    @Test("the page's FLV reader, capture-time SEI, codec parsers, MPEG-TS demuxer, playlist parser and pacer on fixed bytes, run in the browser")
     func parsers() throws {
         struct Checks: Decodable {
             var checks: Int

@@ -1,8 +1,11 @@
 // LiveLine's low-latency web player: the relay's FLV feed (one WebSocket message per FLV
 // tag from /ws/{app}/{stream}, or HTTP-FLV read through fetch() streaming from
-// /{app}/{stream}.flv with ?transport=flv), decoded with WebCodecs (VideoDecoder with the
-// avcC record, AudioDecoder with the AAC AudioSpecificConfig), pictures drawn on a canvas
-// as soon as they are decoded and sound scheduled through Web Audio with a short lead.
+// /{app}/{stream}.flv with ?transport=flv, or HLS with ?transport=hls: the playlist
+// /{app}/{stream}.m3u8 polled and its MPEG-TS segments demuxed here into the same FLV tag
+// bodies, joined at the live end and paced by their timestamps), decoded with WebCodecs
+// (VideoDecoder with the avcC record, AudioDecoder with the AAC AudioSpecificConfig),
+// pictures drawn on a canvas as soon as they are decoded and sound scheduled through Web
+// Audio with a short lead.
 // Glass-to-glass latency is read from the capture-time SEI every LiveLine host puts in its
 // H.264 (LiveCodec/CaptureTimeSEI.swift): wall-clock microseconds since the epoch, compared
 // with this machine's clock when the picture is drawn. The figures are shown on the page and
@@ -161,6 +164,376 @@
     return { codec: "mp4a.40." + objectType, sampleRate, numberOfChannels: channels, description: asc.slice() };
   }
 
+  // ---- HLS (RFC 8216) with MPEG-TS segments (ISO/IEC 13818-1) -----------------------------
+  // Segments are demuxed here and turned into the FLV tag bodies the rest of the page plays,
+  // so both decoders, the SEI latency and the figures are the FLV path's.
+
+  const MAX_PLAYLIST_BYTES = 1024 * 1024;
+  const MAX_PLAYLIST_SEGMENTS = 10000;
+  const MAX_PES_BYTES = 8 * 1024 * 1024;
+  const MAX_SEGMENT_BYTES = 32 * 1024 * 1024;
+  const TS_PACKET = 188;
+  const MAX_HELD_AUDIO = 256;               // audio frames (5 s at 48 kHz) kept until the video's sequence header comes
+  const MSE_LEAD_MS = 300;                  // HLS through MSE: frames handed to the element this far ahead of their time
+  const PACER_LATE_MS = 100;                // a frame this late with nothing waiting: the pacer's clock starts again
+  const MAX_HLS_BEHIND = 3;                 // segments listed past the one played before the page jumps to the newest
+  const WRAP_33 = 2 ** 33;
+  const TIMELINE_START_MS = 1000;           // the first time seen, on the FLV-like timeline the page plays
+  const TIMELINE_GAP_MS = 100;              // after a discontinuity: from the last time to the next
+
+  /** A media playlist's target duration (s), media sequence, segments ({ sequence, duration,
+   *  uri resolved against `url`, discontinuity }) and whether it ended. Throws an Error with a
+   *  readable message on text that is not one, or over the player's budgets. */
+  function parsePlaylist(text, url) {
+    if (text.length > MAX_PLAYLIST_BYTES) throw new Error("a playlist of " + text.length + " bytes is over the player's " + MAX_PLAYLIST_BYTES);
+    const lines = text.split("\n");
+    if (lines[0].replace(/^\uFEFF/, "").trim() !== "#EXTM3U") throw new Error("the playlist is not HLS (no #EXTM3U first)");
+    const list = { targetDuration: null, mediaSequence: 0, segments: [], ended: false };
+    let duration = null, discontinuity = false;
+    const number = (line, tag) => {
+      const v = Number(line.slice(tag.length).split(",")[0]);
+      if (!Number.isFinite(v) || v < 0) throw new Error("the playlist's " + tag.slice(0, -1) + " is not a number");
+      return v;
+    };
+    for (let i = 1; i < lines.length; i++) {
+      const line = lines[i].trim();
+      if (line === "") continue;
+      if (line.startsWith("#EXT-X-TARGETDURATION:")) list.targetDuration = number(line, "#EXT-X-TARGETDURATION:");
+      else if (line.startsWith("#EXT-X-MEDIA-SEQUENCE:")) list.mediaSequence = number(line, "#EXT-X-MEDIA-SEQUENCE:");
+      else if (line.startsWith("#EXTINF:")) duration = number(line, "#EXTINF:");
+      else if (line === "#EXT-X-DISCONTINUITY") discontinuity = true;
+      else if (line === "#EXT-X-ENDLIST") list.ended = true;
+      else if (line.startsWith("#EXT-X-STREAM-INF")) throw new Error("a multivariant playlist: the player reads a stream's media playlist");
+      else if (!line.startsWith("#")) {
+        if (list.segments.length >= MAX_PLAYLIST_SEGMENTS) throw new Error("a playlist of over " + MAX_PLAYLIST_SEGMENTS + " segments");
+        list.segments.push({ sequence: list.mediaSequence + list.segments.length, duration, uri: new URL(line, url).href, discontinuity });
+        duration = null;
+        discontinuity = false;
+      }
+    }
+    if (list.targetDuration === null) throw new Error("the playlist has no #EXT-X-TARGETDURATION");
+    return list;
+  }
+
+  /** Reads an MPEG transport stream in pieces of any size: PAT → PMT → the first H.264
+   *  (stream_type 0x1B) and AAC ADTS (0x0F) streams, whose PES packets are put back together
+   *  and handed to onFrame(kind "video" | "audio", pts, dts, payload) with 90 kHz times as
+   *  they are (33 bits; dts = pts when absent). A PES of known length is handed on as soon as
+   *  it is whole, one of unbounded length (video) when the next starts or at end(). Throws an
+   *  Error with a readable message on bytes that are not MPEG-TS, a PES over `maxPES` bytes
+   *  or a segment (the bytes between two end() calls) over `maxSegment`. */
+  class TSDemuxer {
+    constructor(onFrame, maxPES = MAX_PES_BYTES, maxSegment = MAX_SEGMENT_BYTES) {
+      this.onFrame = onFrame;
+      this.maxPES = maxPES;
+      this.maxSegment = maxSegment;
+      this.pending = new Uint8Array(0);
+      this.segmentBytes = 0;
+      this.pmtPID = null;
+      this.streams = {};          // PID → { kind, pes: { parts, size, expected } | null }
+    }
+
+    push(chunk) {
+      this.segmentBytes += chunk.length;
+      if (this.segmentBytes > this.maxSegment) throw new Error("a segment over the player's " + this.maxSegment + " bytes");
+      const buf = this.pending.length ? concat(this.pending, chunk) : chunk;
+      let pos = 0;
+      for (; pos + TS_PACKET <= buf.length; pos += TS_PACKET) this.packet(buf.subarray(pos, pos + TS_PACKET));
+      this.pending = buf.slice(pos);
+    }
+
+    /** Whether the program has a stream of `kind` ("video" or "audio"). */
+    has(kind) {
+      return Object.values(this.streams).some((st) => st.kind === kind);
+    }
+
+    /** The segment's end: what is left of its PES packets is handed on. */
+    end() {
+      if (this.pending.length) throw new Error("the segment ends inside a transport packet");
+      this.segmentBytes = 0;
+      for (const pid of Object.keys(this.streams)) this.emit(this.streams[pid]);
+    }
+
+    packet(p) {
+      if (p[0] !== 0x47) throw new Error("the segment is not MPEG-TS (no sync byte)");
+      const start = (p[1] & 0x40) !== 0;
+      const pid = ((p[1] & 0x1F) << 8) | p[2];
+      const control = (p[3] >> 4) & 3;
+      let pos = 4;
+      if (control & 2) pos += 1 + p[4];
+      if (!(control & 1) || pos >= TS_PACKET) return;
+      const payload = p.subarray(pos);
+      if (pid === 0 && start) this.pat(payload);
+      else if (pid === this.pmtPID && start) this.pmt(payload);
+      else if (this.streams[pid]) this.pesPiece(this.streams[pid], start, payload);
+    }
+
+    /** A PSI section (§2.4.4) of one packet: its bytes from table_id to before the CRC. */
+    section(payload, tableID) {
+      const s = payload.subarray(1 + payload[0]);
+      if (s.length < 3 || s[0] !== tableID) return null;
+      const length = ((s[1] & 0x0F) << 8) | s[2];
+      return s.subarray(0, Math.min(s.length, 3 + length - 4));
+    }
+
+    pat(payload) {
+      const s = this.section(payload, 0x00);
+      for (let i = 8; s && i + 4 <= s.length; i += 4) {
+        if (((s[i] << 8) | s[i + 1]) === 0) continue;  // the network PID
+        this.pmtPID = ((s[i + 2] & 0x1F) << 8) | s[i + 3];
+        return;
+      }
+    }
+
+    pmt(payload) {
+      const s = this.section(payload, 0x02);
+      if (!s || s.length < 12) return;
+      const have = Object.values(this.streams).map((st) => st.kind);
+      for (let i = 12 + (((s[10] & 0x0F) << 8) | s[11]); i + 5 <= s.length; i += 5 + (((s[i + 3] & 0x0F) << 8) | s[i + 4])) {
+        const kind = { 0x1B: "video", 0x0F: "audio" }[s[i]];
+        const pid = ((s[i + 1] & 0x1F) << 8) | s[i + 2];
+        if (kind && !have.includes(kind) && !this.streams[pid]) { this.streams[pid] = { kind, pes: null }; have.push(kind); }
+      }
+    }
+
+    pesPiece(st, start, payload) {
+      if (start) {
+        this.emit(st);
+        st.pes = { parts: [], size: 0, expected: null };
+      }
+      const pes = st.pes;
+      if (!pes) return;  // joined in the middle of a PES: wait for the next
+      pes.size += payload.length;
+      if (pes.size > this.maxPES) {
+        st.pes = null;
+        throw new Error("a PES packet over the player's " + this.maxPES + " bytes");
+      }
+      pes.parts.push(payload.slice());
+      if (pes.expected === null && pes.size >= 6) {
+        const head = pes.parts.length === 1 ? pes.parts[0] : concatParts(pes.parts, pes.size);
+        const length = (head[4] << 8) | head[5];
+        pes.expected = length ? 6 + length : 0;
+      }
+      if (pes.expected && pes.size >= pes.expected) this.emit(st);
+    }
+
+    emit(st) {
+      const pes = st.pes;
+      st.pes = null;
+      if (!pes || pes.size < 9) return;
+      const b = concatParts(pes.parts, pes.size);
+      if (b[0] !== 0 || b[1] !== 0 || b[2] !== 1) throw new Error("a PES packet without its start code");
+      const flags = b[7], headerEnd = 9 + b[8];
+      if (!(flags & 0x80) || headerEnd > b.length || headerEnd < 14 + ((flags & 0x40) ? 5 : 0)) return;  // no PTS: nothing to time it by
+      const pts = pesTime(b, 9);
+      const dts = (flags & 0x40) ? pesTime(b, 14) : pts;
+      this.onFrame(st.kind, pts, dts, b.subarray(headerEnd, pes.expected ? Math.min(pes.expected, b.length) : b.length));
+    }
+  }
+
+  /** A 33-bit PTS or DTS from the PES header's 5 bytes at `i` (§2.4.3.7). */
+  function pesTime(b, i) {
+    return ((b[i] >> 1) & 7) * 2 ** 30 + (b[i + 1] << 22) + ((b[i + 2] >> 1) << 15) + (b[i + 3] << 7) + (b[i + 4] >> 1);
+  }
+
+  function concatParts(parts, size) {
+    const out = new Uint8Array(size);
+    let pos = 0;
+    for (const p of parts) { out.set(p, pos); pos += p.length; }
+    return out;
+  }
+
+  /** The NAL units of an Annex-B byte stream (H.264 Annex B), without start codes and the
+   *  zero bytes before them. */
+  function annexBUnits(b) {
+    const units = [];
+    let start = -1;
+    const take = (end) => {
+      while (end > start && b[end - 1] === 0) end--;
+      if (start >= 0 && end > start) units.push(b.subarray(start, end));
+    };
+    for (let i = 0; i + 2 < b.length;) {
+      if (b[i + 2] > 1) i += 3;
+      else if (b[i] === 0 && b[i + 1] === 0 && b[i + 2] === 1) { take(i); i += 3; start = i; }
+      else i++;
+    }
+    take(b.length);
+    return units;
+  }
+
+  /** An AVCDecoderConfigurationRecord (ISO 14496-15 §5.2.4.1) of SPS and PPS NAL units. */
+  function avcDecoderConfiguration(spss, ppss) {
+    const parts = [new Uint8Array([1, spss[0][1], spss[0][2], spss[0][3], 0xFF, 0xE0 | spss.length])];
+    for (const n of spss) parts.push(be(n.length, 2), n);
+    parts.push(new Uint8Array([ppss.length]));
+    for (const n of ppss) parts.push(be(n.length, 2), n);
+    return concatParts(parts, parts.reduce((n, p) => n + p.length, 0));
+  }
+
+  /** Turns a TS demuxer's frames into FLV tag bodies, onTag(type 9 | 8, ms, body), as the
+   *  relay's FLV feed carries them: an AVC sequence header (avcC) whenever the SPS/PPS are
+   *  first seen or change, then access units as 4-byte length-prefixed NAL units with their
+   *  composition offset; an AAC sequence header (AudioSpecificConfig) from the first ADTS
+   *  header (and when it changes), then raw AAC frames. Times are milliseconds since the
+   *  first one seen plus TIMELINE_START_MS (the first seen may be audio a little after the
+   *  video beside it: both stay positive), across the 33-bit wrap; after discontinuity() the
+   *  next one is TIMELINE_GAP_MS after the last (a new timeline: the publisher started again).
+   *  While `hasVideo()` says a video stream is there but its first sequence header has not
+   *  come, audio waits (up to MAX_HELD_AUDIO frames): as on the FLV feed, the video's header
+   *  comes first (a media source takes no new track once another has played). */
+  class TSToFLV {
+    constructor(onTag, hasVideo = () => false) {
+      this.onTag = onTag;
+      this.hasVideo = hasVideo;
+      this.held = [];             // audio [ms, body] waiting for the video's sequence header
+      this.params = null;         // the SPS/PPS of the last AVC sequence header, as hex
+      this.asc = null;            // the last AudioSpecificConfig, as "b0,b1"
+      this.last = null;           // the last 90 kHz time seen (33 bits) and its unwrapped value
+      this.unwrapped = 0;
+      this.origin = 0;            // unwrapped time that is 0 ms
+      this.lastMs = 0;
+      this.restart = false;
+    }
+
+    frame(kind, pts, dts, data) {
+      if (kind === "video") this.video(pts, dts, data); else this.audio(pts, data);
+    }
+
+    discontinuity() { this.restart = true; }
+
+    /** 90 kHz `t` (33 bits) as ms on the timeline. */
+    ms(t) {
+      if (this.last === null || this.restart) {
+        this.origin = t - (this.last === null ? TIMELINE_START_MS : this.lastMs + TIMELINE_GAP_MS) * 90;
+        this.unwrapped = t;
+        this.restart = false;
+      } else {
+        let d = t - this.last;
+        if (d > WRAP_33 / 2) d -= WRAP_33; else if (d < -WRAP_33 / 2) d += WRAP_33;
+        this.unwrapped += d;
+      }
+      this.last = t;
+      this.lastMs = Math.max(0, Math.round((this.unwrapped - this.origin) / 90));
+      return this.lastMs;
+    }
+
+    video(pts, dts, annexB) {
+      const spss = [], ppss = [], nals = [];
+      let key = false;
+      for (const n of annexBUnits(annexB)) {
+        const type = n[0] & 0x1F;
+        if (type === 7) spss.push(n);
+        else if (type === 8) ppss.push(n);
+        else if (type !== 9) { nals.push(n); if (type === 5) key = true; }
+      }
+      const ts = this.ms(dts);
+      const cts = this.ms(pts) - ts;
+      this.lastMs = ts;
+      if (spss.length && ppss.length && spss[0].length >= 4) {
+        const params = spss.concat(ppss).map((n) => Array.from(n, hex2).join("")).join("/");
+        if (params !== this.params) {
+          this.params = params;
+          this.onTag(9, ts, concat(new Uint8Array([0x17, 0, 0, 0, 0]), avcDecoderConfiguration(spss, ppss)));
+        }
+      }
+      if (nals.length) this.onTag(9, ts, this.lengthPrefixed(nals, key, cts));
+      if (this.params !== null) for (const [ms, body] of this.held.splice(0)) this.onTag(8, ms, body);
+    }
+
+    lengthPrefixed(nals, key, cts) {
+      const size = 5 + nals.reduce((n, u) => n + 4 + u.length, 0);
+      const body = new Uint8Array(size);
+      body.set([key ? 0x17 : 0x27, 1, (cts >> 16) & 0xFF, (cts >> 8) & 0xFF, cts & 0xFF]);
+      let pos = 5;
+      for (const n of nals) { body.set(be(n.length, 4), pos); body.set(n, pos + 4); pos += 4 + n.length; }
+      return body;
+    }
+
+    audioTag(ms, body) {
+      if (this.params === null && this.hasVideo()) {
+        if (this.held.length < MAX_HELD_AUDIO) this.held.push([ms, body]);
+        return;
+      }
+      this.onTag(8, ms, body);
+    }
+
+    audio(pts, b) {
+      for (let pos = 0, i = 0; pos + 7 <= b.length; i++) {
+        if (b[pos] !== 0xFF || (b[pos + 1] & 0xF6) !== 0xF0) throw new Error("the audio is not AAC in ADTS");
+        const headerSize = (b[pos + 1] & 1) ? 7 : 9;
+        const frameSize = ((b[pos + 3] & 3) << 11) | (b[pos + 4] << 3) | (b[pos + 5] >> 5);
+        if (frameSize <= headerSize || pos + frameSize > b.length) throw new Error("an ADTS frame that does not fit its PES");
+        const profile = b[pos + 2] >> 6, rateIndex = (b[pos + 2] >> 2) & 0xF;
+        const channels = ((b[pos + 2] & 1) << 2) | (b[pos + 3] >> 6);
+        if (!AAC_RATES[rateIndex]) throw new Error("an ADTS header with no sample rate");
+        const asc = new Uint8Array([((profile + 1) << 3) | (rateIndex >> 1), ((rateIndex & 1) << 7) | (channels << 3)]);
+        const ts = this.ms((pts + Math.round(i * 1024 * 90000 / AAC_RATES[rateIndex])) % WRAP_33);
+        if (asc.join() !== this.asc) {
+          this.asc = asc.join();
+          this.audioTag(ts, concat(new Uint8Array([0xAF, 0]), asc));
+        }
+        this.audioTag(ts, concat(new Uint8Array([0xAF, 1]), b.subarray(pos + headerSize, pos + frameSize)));
+        pos += frameSize;
+      }
+    }
+  }
+
+  /** Hands frames on at the pace of their timestamps, so a segment that comes whole plays
+   *  over its own duration (sound especially: the page schedules it a moment ahead only).
+   *  The clock starts `slackMs` behind the first frame; a frame later than PACER_LATE_MS with
+   *  nothing waiting starts it again so, at that frame (a stall: latency grows by it and the
+   *  slack, so that segments listed and polled at varying moments rarely stall again). When
+   *  more than `maxAheadMs` waits, the clock jumps ahead to keep `keepMs` (what waited is
+   *  handed on at once). Frames go `leadMs` before their time (a media element keeps its own
+   *  time and needs a little buffered). One queue per tag type, each in arrival (decode) order. */
+  class Pacer {
+    constructor(release, keepMs, maxAheadMs, leadMs = 0) {
+      this.release = release;
+      this.keepMs = keepMs;
+      this.maxAheadMs = maxAheadMs;
+      this.leadMs = leadMs;
+      this.slackMs = 0;
+      this.queues = { 8: [], 9: [] };
+      this.offset = null;         // performance.now() - media time
+      this.timer = null;
+      this.stopped = false;
+    }
+
+    push(type, ts, data) {
+      if (this.stopped) return;
+      const now = performance.now();
+      const idle = !this.queues[8].length && !this.queues[9].length;
+      if (this.offset === null || (idle && ts < now - this.offset - PACER_LATE_MS)) this.offset = now - ts + this.slackMs;
+      this.queues[type].push({ ts, data });
+      const ahead = ts - (now - this.offset);
+      if (ahead > this.maxAheadMs) this.offset -= ahead - this.keepMs;
+      if (this.timer === null) this.run();
+    }
+
+    /** Whether nothing of tag `type` waits. */
+    idle(type) {
+      return !this.queues[type].length;
+    }
+
+    run() {
+      this.timer = null;
+      const clock = performance.now() - this.offset + this.leadMs;
+      let next = Infinity;
+      for (const type of [9, 8]) {
+        const q = this.queues[type];
+        while (!this.stopped && q.length && q[0].ts <= clock + 1) { const f = q.shift(); this.release(type, f.ts, f.data); }
+        if (q.length) next = Math.min(next, q[0].ts);
+      }
+      if (next !== Infinity && !this.stopped) this.timer = setTimeout(() => this.run(), next - clock);
+    }
+
+    stop() {
+      this.stopped = true;
+      clearTimeout(this.timer);
+      this.queues = { 8: [], 9: [] };
+    }
+  }
+
   // ---- fragmented MP4 for Media Source Extensions (ISO 14496-12), the fallback -------------
 
   /** The coded size in an SPS NAL unit (H.264 §7.3.2.1.1), cropping applied. */
@@ -298,7 +671,7 @@
   const stream = decodeURIComponent(path[2] || "");
   const params = new URLSearchParams(location.search);
   const token = params.get("token");
-  const transport = params.get("transport") === "flv" ? "flv" : "ws";
+  const transport = ["flv", "hls"].includes(params.get("transport")) ? params.get("transport") : "ws";
   // WebCodecs where the page may use it (a secure context: https or localhost); else, or
   // with ?decoder=mse, Media Source Extensions with fragmented MP4 made here.
   const webCodecs = !!(window.VideoDecoder && window.AudioDecoder);
@@ -320,6 +693,7 @@
     videoCodec: null, audioCodec: null,
     frames: 0, audioFrames: 0, bytes: 0,
     reconnects: 0, droppedFrames: 0,
+    missedSegments: 0, hlsJumps: 0, // HLS: segments gone (404) when fetched; jumps to the newest after falling behind
     error: null,
     latencies: [],              // the last LATENCY_LOG pictures' latencies (ms)
     latencyCount: 0,            // pictures with a capture time since the page opened
@@ -330,7 +704,7 @@
   const ctx2d = canvas.getContext("2d", { alpha: false, desynchronized: true });
   const $ = (id) => document.getElementById(id);
   $("name").textContent = app + "/" + stream;
-  $("decoder").textContent = (useMSE ? "MSE" : "WebCodecs") + (transport === "flv" ? ", HTTP-FLV" : ", WebSocket");
+  $("decoder").textContent = (useMSE ? "MSE" : "WebCodecs") + { ws: ", WebSocket", flv: ", HTTP-FLV", hls: ", HLS" }[transport];
   document.title = app + "/" + stream + " — LiveLine";
 
   let session = null;           // the current connection's state
@@ -343,7 +717,7 @@
   function feedURL() {
     const q = token ? "?token=" + encodeURIComponent(token) : "";
     const name = encodeURIComponent(app) + "/" + encodeURIComponent(stream);
-    if (transport === "flv") return location.origin + "/" + name + ".flv" + q;
+    if (transport !== "ws") return location.origin + "/" + name + { flv: ".flv", hls: ".m3u8" }[transport] + q;
     return (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/ws/" + name + q;
   }
 
@@ -355,9 +729,10 @@
     const s = { closed: false, started: performance.now(), video: null, audio: null, lengthSize: 4,
                 captureTimes: new Map(), waitingForKey: true, framesHere: 0 };
     if (useMSE) s.mse = new MSESink(s);
-    s.reader = new FLVReader((type, ts, data) => onTag(s, type, ts, data));
     session = s;
     setState(attempt === 0 ? "connecting" : "reconnecting");
+    if (transport === "hls") { openHLS(s); return; }
+    s.reader = new FLVReader((type, ts, data) => onTag(s, type, ts, data));
     if (transport === "flv") openFetch(s); else openSocket(s);
   }
 
@@ -387,11 +762,108 @@
     }).catch((e) => ended(s, String(e.message || e)));
   }
 
+  /** HLS: polls the media playlist every half target duration (at least 200 ms), joins at
+   *  its newest segment and fetches each newer one once, in order, streaming it through the
+   *  TS demuxer into FLV tag bodies paced by their timestamps. More than MAX_HLS_BEHIND
+   *  segments newer than the one played: it jumps to the newest, as after a drop. A segment
+   *  that answers 404 is skipped; the playlist failing ends the connection (and reconnects). */
+  function openHLS(s) {
+    const abort = new AbortController();
+    const play = (type, ts, data) => guarded(s, () => onTag(s, type, ts, data));
+    const pacer = new Pacer(play, 1000, 2000, useMSE ? MSE_LEAD_MS : 0);
+    // A sequence header with nothing of its kind waiting goes at once: the first video and
+    // audio ones then reach the page in one task (a media source takes its tracks only so).
+    const paced = (type, ts, data) => (data[1] === 0 && pacer.idle(type) ? play(type, ts, data) : pacer.push(type, ts, data));
+    const flv = new TSToFLV(paced, () => demuxer.has("video"));
+    const demuxer = new TSDemuxer((kind, pts, dts, data) => flv.frame(kind, pts, dts, data));
+    s.reader = demuxer;
+    s.close = () => { abort.abort(); pacer.stop(); };
+    const playlistURL = feedURL();
+    const get = (url) => fetch(url, { signal: abort.signal, cache: "no-store" });
+    const segment = async (uri) => {
+      const response = await get(uri);
+      if (response.status === 404) { stats.missedSegments++; return; }  // gone already: the next listed one
+      if (!response.ok) throw new Error("a segment: HTTP " + response.status);
+      const body = response.body.getReader();
+      for (;;) {
+        const { done, value } = await body.read();
+        if (done || s.closed) break;
+        received(s, value);
+      }
+      if (!s.closed) guarded(s, () => demuxer.end());
+    };
+    (async () => {
+      let next = null;          // the next segment's media sequence number
+      let pollAt = performance.now();
+      while (!s.closed) {
+        const response = await get(playlistURL);
+        if (!response.ok) throw new Error("the playlist: HTTP " + response.status);
+        const list = parsePlaylist(await boundedText(response, MAX_PLAYLIST_BYTES, "a playlist"), playlistURL);
+        const poll = Math.max(200, list.targetDuration * 500);
+        pacer.keepMs = list.targetDuration * 1000;
+        pacer.maxAheadMs = pacer.keepMs + poll + 500;
+        pacer.slackMs = poll / 2;
+        const plan = hlsNext(list, next);
+        if (plan.restart) flv.discontinuity();
+        if (plan.jump) stats.hlsJumps++;
+        next = plan.next;
+        for (const seg of list.segments) {
+          if (seg.sequence < next || s.closed) continue;
+          if (seg.discontinuity) flv.discontinuity();
+          await segment(seg.uri);
+          next = seg.sequence + 1;
+        }
+        if (list.ended) throw new Error("the stream ended");
+        // On a fixed beat (not a pause after each round): the polls keep their phase against
+        // the segments' listing, where a pause would drift and the pacer would stall now and then.
+        pollAt = Math.max(pollAt + poll, performance.now() - poll);
+        await new Promise((resolve) => setTimeout(resolve, pollAt - performance.now()));
+      }
+    })().catch((e) => ended(s, String(e.message || e)));
+  }
+
+  /** The media sequence number of the next segment to fetch from `list`, having played up to
+   *  `next` - 1 (`next` null: nothing yet, so the newest, the live end); `jump` when it goes to
+   *  the newest because it fell more than MAX_HLS_BEHIND behind or its segments left the
+   *  window, `restart` when the numbers went back (the stream started again: a new timeline). */
+  function hlsNext(list, next) {
+    if (!list.segments.length) return { next, jump: false, restart: false };
+    const newest = list.segments[list.segments.length - 1].sequence;
+    const restart = next !== null && next > newest + 1;
+    if (next === null || restart || next < list.segments[0].sequence || newest - (next - 1) > MAX_HLS_BEHIND) {
+      return { next: newest, jump: next !== null, restart };
+    }
+    return { next, jump: false, restart: false };
+  }
+
+  /** A response's body as text, refused past `max` bytes before it is all read. */
+  async function boundedText(response, max, what) {
+    const reader = response.body.getReader();
+    const parts = [];
+    let size = 0;
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.length;
+      if (size > max) {
+        reader.cancel();
+        throw new Error(what + " over the player's " + max + " bytes");
+      }
+      parts.push(value);
+    }
+    return new TextDecoder().decode(concatParts(parts, size));
+  }
+
   function received(s, bytes) {
     stats.bytes += bytes.length;
     secondBytes += bytes.length;
+    guarded(s, () => s.reader.push(bytes));
+  }
+
+  /** Runs `work` on the connection's bytes; an error in them ends the connection. */
+  function guarded(s, work) {
     try {
-      s.reader.push(bytes);
+      work();
     } catch (e) {
       stats.error = String(e.message || e);
       ended(s, stats.error);
@@ -613,8 +1085,10 @@
       const end = v.buffered.end(v.buffered.length - 1);
       const lag = end - v.currentTime;
       stats.bufferMs = Math.round(lag * 1000);
-      if (lag > 1 || v.currentTime < v.buffered.start(0)) v.currentTime = Math.max(v.buffered.start(0), end - 0.1);
-      v.playbackRate = lag > 0.15 ? 1.1 : 1;
+      // HLS is paced to arrive MSE_LEAD_MS ahead: that much buffered is kept, not chased.
+      const keep = transport === "hls" ? MSE_LEAD_MS / 1000 : 0;
+      if (lag > 1 + keep || v.currentTime < v.buffered.start(0)) v.currentTime = Math.max(v.buffered.start(0), end - 0.1 - keep);
+      v.playbackRate = lag > 0.15 + keep ? 1.1 : 1;
       if (this.analyser) {
         const samples = new Float32Array(this.analyser.fftSize);
         this.analyser.getFloatTimeDomainData(samples);
@@ -742,6 +1216,7 @@
   }, 1000);
 
   // For tests: the parsers without a socket.
-  window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig, spsSize, initSegment, mediaSegment };
+  window.livelinePlayer = { FLVReader, captureTimeMicros, seiTime, avcCodec, aacConfig, spsSize, initSegment, mediaSegment,
+                            parsePlaylist, hlsNext, TSDemuxer, TSToFLV, Pacer };
   connect();
 })();
