@@ -21,7 +21,7 @@
 #   abr-off  the same with --abr off
 #   ffmpeg   ffmpeg -stream_loop -1 -i CLIP -filter_complex realtime,… -c:v libx264
 #            -preset veryfast -tune zerolatency -g 60 -b:v 2500k -maxrate 2500k
-#            -bufsize 2500k -c:a aac -b:a 96k -f flv: the encoder settings of LiveLine's
+#            -bufsize 1250k -c:a aac -b:a 96k -f flv: the encoder settings of LiveLine's
 #            hoster, no congestion control. The realtime/arealtime filters pace the
 #            clip as -re would (-re's clock starts before the first frame is decoded,
 #            which made frames reach the encoder's output before their stamped time).
@@ -121,7 +121,7 @@ push_ffmpeg() {  # url seconds clip
   local encode=(ffmpeg -v error -nostdin -stream_loop -1 -t "$seconds" -i "$clip"
     -filter_complex "[0:v]realtime=limit=3600,settb=1/1000,setpts=PTS+(RTCSTART-$t0)/1000/1000/TB[v];[0:a]arealtime=limit=3600,asetpts=PTS+(RTCSTART-$t0)/1000000/TB[a]"
     -map "[v]" -map "[a]"
-    -c:v libx264 -preset veryfast -tune zerolatency -profile:v high -g 60 -b:v 2500k -maxrate 2500k -bufsize 2500k
+    -c:v libx264 -preset veryfast -tune zerolatency -profile:v high -g 60 -b:v 2500k -maxrate 2500k -bufsize 1250k
     -c:a aac -b:a 96k -ac 2 -f flv -flush_packets 1 -)
   local copy=(ffmpeg -v error -nostdin -f flv -i - -c copy -f flv "$url")
   show "${encode[@]}"

@@ -10,7 +10,7 @@
 #             dropping, so every frame is encoded), the stream recorded to .flv
 #   ffmpeg    ffmpeg -i FILE -frames:v FRAMES, libx264 with the hoster's settings, to .flv
 # The x264 settings of both (H264Encoder): preset veryfast, tune zerolatency, profile high,
-# a keyframe every 60 frames (2 s), BITRATE kbit/s with VBV maxrate = bufsize = bitrate,
+# a keyframe every 60 frames (2 s), BITRATE kbit/s with VBV maxrate = bitrate, bufsize = half,
 # repeat-headers, forced IDRs, a global header, automatic threads, a microsecond time
 # base. The one difference: LiveLine adds a capture-time SEI to every frame (its
 # latency measurement; about 30 bytes a frame, no encoder work). The script checks that
@@ -46,7 +46,7 @@ echo "machine: $(machine_note)"
 
 # The x264 settings H264Encoder gives libx264, as ffmpeg options.
 x264_args=(-c:v libx264 -preset veryfast -tune zerolatency -profile:v high -g 60
-           -b:v "${bitrate}k" -maxrate "${bitrate}k" -bufsize "${bitrate}k"
+           -b:v "${bitrate}k" -maxrate "${bitrate}k" -bufsize "$((bitrate / 2))k"
            -forced-idr 1 -x264-params repeat-headers=1 -flags +global_header -enc_time_base:v 1:1000000)
 
 # The options string x264 writes into the first frame of a stream it encoded.

@@ -27,15 +27,17 @@
 ///   target rises by one additive step,
 ///   up to `maxKbps`; the next step waits for another calm interval at the new rate. A
 ///   queue between the two levels holds the rate. A step after which the queue grows
-///   (by `probeToleranceMilliseconds`, at two samples in a row) is taken back at once,
-///   before it builds a backlog, and the next waits `probeBackoffMilliseconds`.
+///   (by `probeToleranceMilliseconds`, at two samples in a row, or its lowest over
+///   `standingMilliseconds` stands that much higher) is taken back at once, before it
+///   builds a backlog, and the next waits `probeBackoffMilliseconds`.
 /// - Remember the link: a cut notes the rate the link carried (`linkRateKbps`). Steps stop at
 ///   `approachFactor` of it, where the link still has room; past it the rate goes only
 ///   by a small probe (`pastProbeFactor` above the link's rate)
 ///   `pastProbeIntervalMilliseconds` after the cut, taken back like any step if the queue
 ///   grows before the link has carried it (however long the encoder takes to reach it),
 ///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
-///   worth. When the link carries more than its noted rate (the capacity came back, or
+///   worth; each probe that fails (taken back, or cut) halves the next one's share, down
+///   to `minPastProbeFactor`. When the link carries more than its noted rate (the capacity came back, or
 ///   the cut read it low), calm for `carriedWatchMilliseconds` after the probe, the note rises to
 ///   the probe's rate and the next probe comes after one calm interval,
 ///   `pastProbeGrowth` times further past it than the last: a wrong guess costs one
@@ -62,6 +64,9 @@ public struct BitrateController: Sendable, Equatable {
         public var growthMilliseconds = 750
         /// A probe steps up only if the queue grew less than this over its calm interval.
         public var probeToleranceMilliseconds = 30
+        /// A queue whose lowest over this long after a step stands above the queue at the
+        /// step (by `probeToleranceMilliseconds`) takes the step back, however unevenly it grew.
+        public var standingMilliseconds = 750
         /// After a probe was taken back, the next one waits this long.
         public var probeBackoffMilliseconds = 2000
         /// How long after a step a growing queue takes it back (the encoder needs most of
@@ -94,6 +99,9 @@ public struct BitrateController: Sendable, Equatable {
         /// How long after a cut, a step that reaches the approach, or a probe taken back
         /// the next probe past the noted rate waits.
         public var pastProbeIntervalMilliseconds = 3000
+        /// After a probe past the link's note failed (taken back, or a cut), the next goes half
+        /// as far past it, down to this share.
+        public var minPastProbeFactor = 0.05
         /// After a probe the link carried, the next goes this many times further past it.
         public var pastProbeGrowth = 2.0
         /// A probe past the noted rate is carried when, this long after it, the queue is
@@ -184,6 +192,12 @@ public struct BitrateController: Sendable, Equatable {
     private var previousTime: Int64?
     /// Since when the queue has grown at every sample.
     private var growingSince: Int64?
+    /// The queues (from the floor) of the last `standingMilliseconds`, with their times.
+    private var recentQueues: [TimedQueue] = []
+    private struct TimedQueue: Sendable, Equatable {
+        let time: Int64
+        let queue: Int
+    }
     /// The queue when the calm interval began.
     private var calmStartQueue = 0
     /// The throughputs of the samples with a backlog (the link's rate, not the
@@ -245,6 +259,8 @@ public struct BitrateController: Sendable, Equatable {
         let base = min(settings.maxBaseQueueMilliseconds,
                        baseWindow.add(sample.queuedMilliseconds, at: now, window: settings.baseWindowMilliseconds))
         let queue = max(0, sample.queuedMilliseconds - base)
+        recentQueues.append(TimedQueue(time: now, queue: queue))
+        while let first = recentQueues.first, now - first.time > Int64(settings.standingMilliseconds) { recentQueues.removeFirst() }
         if queue > previousQueue {
             growingSince = growingSince ?? previousTime ?? now
         } else {
@@ -274,15 +290,18 @@ public struct BitrateController: Sendable, Equatable {
         // A probe past the link's noted rate is watched until the link carries it (the
         // encoder may take longer than the watch to reach it), any other for the watch.
         let pastLink = linkRateKbps.map { Double(targetKbps) > $0 } ?? false
+        let grewTwice = growingSince.map { now - $0 >= 2 * (now - (previousTime ?? now)) } ?? false
         if let probeTime, now - probeTime <= Int64(settings.probeWatchMilliseconds) || congested || pastLink,
            queue > probeQueue + settings.probeToleranceMilliseconds,
-           let growingSince, now - growingSince >= 2 * (now - (previousTime ?? now)) {
-            // The queue grows since the last step, at two samples in a row: that step went
-            // past the link. Take it back before it builds a backlog, and wait before the next.
+           grewTwice || standingQueue(since: probeTime, now: now) > probeQueue + settings.probeToleranceMilliseconds {
+            // The queue grows since the last step, at two samples in a row, or its lowest
+            // over a while after it stands above where it was (a backlog that keyframes and
+            // sound make uneven, not a burst that drains): that step went past the link.
+            // Take it back before it builds a backlog, and wait before the next.
             self.probeTime = nil
             if let link = linkRateKbps, Double(targetKbps) > link * settings.approachFactor {
                 nextPastProbe = now + Int64(settings.pastProbeIntervalMilliseconds)
-                pastProbeShare = settings.pastProbeFactor
+                pastProbeShare = pastLink ? narrowed(pastProbeShare) : settings.pastProbeFactor
             }
             targetKbps = lastGoodKbps
             calmSince = nil
@@ -291,6 +310,7 @@ public struct BitrateController: Sendable, Equatable {
             return targetKbps == before ? nil : targetKbps
         }
         if congested {
+            let failedProbe = probeTime != nil && pastLink
             probeTime = nil
             calmSince = nil
             if let lastCut {
@@ -305,7 +325,7 @@ public struct BitrateController: Sendable, Equatable {
                 let worse = queue > previousQueue || sample.droppedFrames > 0 || aboveLink
                 if held || !worse { return nil }
             }
-            cut(sample)
+            cut(sample, afterPastProbe: failedProbe)
         } else if queue < settings.lowQueueMilliseconds {
             lastCut = nil
             phase = .probing
@@ -375,7 +395,23 @@ public struct BitrateController: Sendable, Equatable {
         return bytes * 8 / 1000 - Double(settings.reservedKbps)
     }
 
-    private mutating func cut(_ sample: Sample) {
+    /// The lowest queue of the last `standingMilliseconds`, all of them after `since`
+    /// (0 before a whole such span has passed since it).
+    private func standingQueue(since: Int64, now: Int64) -> Int {
+        guard now - since >= Int64(settings.standingMilliseconds),
+              let first = recentQueues.first, first.time > since else { return 0 }
+        return recentQueues.map(\.queue).min() ?? 0
+    }
+
+    /// The share of the next probe past the link after one that failed: the link is near its
+    /// note, so half as far, down to `minPastProbeFactor`.
+    private func narrowed(_ share: Double) -> Double {
+        max(settings.minPastProbeFactor, share / 2)
+    }
+
+    /// Cuts to what the link carries; `afterPastProbe`: the congestion came with a probe past
+    /// the link's note, which failed.
+    private mutating func cut(_ sample: Sample, afterPastProbe: Bool = false) {
         let target = Double(targetKbps)
         // What the link carried with a backlog, the last time in the last 2 s (now, with one
         // now), over its last quarter second: without a backlog now (a drop emptied the
@@ -387,7 +423,7 @@ public struct BitrateController: Sendable, Equatable {
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)
             : target * settings.downFactor
         if measured { linkRateKbps = carried }
-        pastProbeShare = settings.pastProbeFactor
+        pastProbeShare = afterPastProbe ? narrowed(pastProbeShare) : settings.pastProbeFactor
         nextPastProbe = sample.timeMilliseconds + Int64(settings.pastProbeIntervalMilliseconds)
         targetKbps = max(settings.minKbps, min(targetKbps, Int(next)))
         lastCut = sample.timeMilliseconds
@@ -408,6 +444,7 @@ public struct BitrateController: Sendable, Equatable {
         previousQueue = 0
         previousTime = nil
         growingSince = nil
+        recentQueues = []
         linkKbps = []
         linkTimes = []
         probeTime = nil
@@ -429,6 +466,7 @@ public struct BitrateController: Sendable, Equatable {
         previousQueue = 0
         previousTime = nil
         growingSince = nil
+        recentQueues = []
         linkKbps = []
         linkTimes = []
         probeTime = nil

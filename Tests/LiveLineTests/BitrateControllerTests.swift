@@ -117,6 +117,21 @@ struct BitrateControllerTests {
         #expect(older.targetKbps == 1700)
     }
 
+    @Test("a probe after which the queue stands higher for 750 ms is taken back, however unevenly it grew")
+    func standingQueueTakesBack() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        run(&controller, [
+            Row(0, 20, 2500, 2500),
+            Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
+            Row(1250, 20, 1000, 850),
+            Row(3250, 20, 1000, 1150),  // 3 s after the cut, calm: a probe 15 % past the link
+            Row(3500, 90, 1000, 1150),  // the queue grows once: a keyframe, maybe
+            Row(3750, 80, 1000, 1150),  // and shrinks a little
+            Row(4000, 130, 1000, 1150), // grows once again
+            Row(4250, 120, 1000, 850),  // its lowest over 750 ms (80 ms) stands above the 20 ms at the probe: back
+        ])
+    }
+
     @Test("the sound's rate is taken off the throughput before the cut")
     func reservedForSound() {
         var settings = Self.settings
@@ -217,6 +232,22 @@ struct BitrateControllerTests {
         let starts = zip(dip, dip.dropFirst()).filter { $0.kbps <= dipKbps && $1.kbps > dipKbps }.map { $1.time }
         #expect(zip(starts, starts.dropFirst()).allSatisfy { $1 - $0 >= 3000 }, "\(starts)")
         #expect(dip.map(\.kbps).reduce(0, +) / dip.count >= dipKbps * 8 / 10)
+    }
+
+    @Test("on a link that stays narrow each failed probe past its rate goes half as far as the one before, down to 5 %")
+    func failedProbesNarrow() {
+        var link = Link(capacityKbps: { $0 > 5000 ? 1000 : 4000 }, controller: BitrateController(settings: Self.settings, startKbps: 2500))
+        link.run(until: 45_000)
+        let dip = link.targets.filter { $0.time > 6_000 }
+        // The highest rate of each run of samples past the link's.
+        var peaks: [Int] = []
+        for (previous, sample) in zip(dip, dip.dropFirst()) where sample.kbps > 1000 {
+            if previous.kbps <= 1000 { peaks.append(sample.kbps) } else { peaks[peaks.count - 1] = max(peaks[peaks.count - 1], sample.kbps) }
+        }
+        #expect(peaks.count >= 3, "\(peaks)")
+        #expect(peaks.first.map { $0 <= 1150 } ?? false, "\(peaks)")
+        #expect(zip(peaks, peaks.dropFirst()).allSatisfy { $1 <= $0 }, "\(peaks)")
+        #expect(peaks.last.map { $0 <= 1050 } ?? false, "\(peaks)")
     }
 
     @Test("probing against a link just above the cut: the queue stays under the drop bound, the rate stays near the capacity")
