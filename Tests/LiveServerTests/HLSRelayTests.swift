@@ -129,12 +129,20 @@ struct HLSRelayTests {
         let publisher = try ffmpegAVPublisher("rtmp://127.0.0.1:\(relay.rtmpPort)/live/quiet", seconds: 20)
         defer { publisher.signal(SIGKILL); _ = publisher.wait(timeout: 5) }
         #expect(try eventually(8) { try apiStreams(relay).first?.frames ?? 0 > 0 })
-        #expect(try httpGet(port: relay.httpPort, "/live/quiet.m3u8").status == 200)
+        let before = try httpGet(port: relay.httpPort, "/live/quiet.m3u8")
+        #expect(before.status == 200)
         #expect(try apiStreams(relay).first?.players == 1)
         #expect(eventually(4) { relay.hls?.streamCount == 0 })
         #expect(try apiStreams(relay).first?.players == 0, "the HLS player left the relayed stream")
-        #expect(try httpGet(port: relay.httpPort, "/live/quiet.m3u8").status == 200)
+        let again = try httpGet(port: relay.httpPort, "/live/quiet.m3u8")
+        #expect(again.status == 200)
         #expect(relay.hls?.streamCount == 1)
+        // Segmented again: new numbers past the old ones, so no segment URL names other
+        // media than a cache may still hold for it.
+        let (oldSequence, oldURIs) = playlistEntries(before.body)
+        let (newSequence, newURIs) = playlistEntries(again.body)
+        #expect(try #require(newSequence) >= (oldSequence ?? 0) + oldURIs.count, "\(before.body)\n\(again.body)")
+        #expect(Set(oldURIs).isDisjoint(with: newURIs))
 
         publisher.signal(SIGKILL)
         _ = publisher.wait(timeout: 5)

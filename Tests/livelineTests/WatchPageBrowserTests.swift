@@ -156,7 +156,7 @@ struct WatchPageBrowserTests {
         #expect(script.finish() == 0, "\(script.stderr)")
     }
 
-    @Test("plays HLS (?transport=hls) of 1 s segments: first frame, a latency under 2.5 s, sound, the picture's colour; plays again after the server restarts")
+    @Test("plays HLS (?transport=hls) of 1 s segments: first frame, a latency under 3 s, sound, the picture's colour; plays again after the server restarts")
     func playsHLS() throws {
         let server = try Server(["--hls-segment-ms", "1000"])
         var serve = server.background
@@ -179,8 +179,10 @@ struct WatchPageBrowserTests {
         let firstFrame = try #require(stats.firstFrameMs)
         #expect(firstFrame > 0 && firstFrame < 8000, "first frame after \(firstFrame) ms")
         let latency = try #require(stats.latencyMs)
-        // Not a benchmark: a generous bound (a segment's length, its listing and the page's buffer).
-        #expect(latency > 0 && latency < 2500, "latency \(latency) ms")
+        // Not a benchmark: a generous bound (a segment's length, its listing and the page's
+        // buffer, about 1.3 s on a quiet machine), under the 3.3 s of a player that joins
+        // three segments behind the live end.
+        #expect(latency > 0 && latency < 3000, "latency \(latency) ms")
         #expect(stats.fps >= 10, "\(stats.fps) fps")
         #expect(stats.bitrateKbps > 0)
         #expect(stats.audioLevel > 0.05, "audio level \(stats.audioLevel)")

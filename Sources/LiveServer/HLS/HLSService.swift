@@ -133,7 +133,11 @@ public final class HLSService: Sendable {
         let started: HLSStreamPlayer? = players.withLock { players in
             if let racing = players[key] { return racing }
             guard players.count < limits.maxStreams else { return nil }
-            let player = HLSStreamPlayer(key: key, loop: group.next(), limits: limits, budget: budget, nowMicros: now) { [weak self] player in
+            // Segment numbers start at the wall clock's milliseconds: a stream segmented again
+            // (published anew, or after a server restart) never reuses a segment URL that a
+            // cache may still hold (segments may be cached for a minute).
+            let player = HLSStreamPlayer(key: key, loop: group.next(), limits: limits, budget: budget, nowMicros: now,
+                                         firstSequence: Clock.wallMicros() / 1000) { [weak self] player in
                 self?.end(player)
             }
             players[key] = player

@@ -35,8 +35,9 @@ final class HLSStreamPlayer: RelayPlayer {
     /// Told (on `loop`) when the publisher unpublished: the service forgets this stream.
     private let onUnpublished: @Sendable (HLSStreamPlayer) -> Void
 
+    /// Its segments are numbered from `firstSequence` on.
     init(key: StreamKey, loop: EventLoop, limits: HLSService.Limits, budget: ByteBudget?, nowMicros: UInt64,
-         onUnpublished: @escaping @Sendable (HLSStreamPlayer) -> Void) {
+         firstSequence: UInt64, onUnpublished: @escaping @Sendable (HLSStreamPlayer) -> Void) {
         self.key = key
         self.loop = loop
         targetMilliseconds = limits.segmentTargetMilliseconds
@@ -44,7 +45,8 @@ final class HLSStreamPlayer: RelayPlayer {
         let segmenter = HLSSegmenter(limits: .init(targetMilliseconds: limits.segmentTargetMilliseconds,
                                                    maxSegmentBytes: limits.maxSegmentBytes))
         state = Mutex(State(segmenter: segmenter,
-                            window: HLSWindow(maxSegments: limits.windowSegments, maxBytes: limits.maxWindowBytes, budget: budget),
+                            window: HLSWindow(maxSegments: limits.windowSegments, maxBytes: limits.maxWindowBytes, budget: budget,
+                                              firstSequence: firstSequence),
                             lastRequestMicros: nowMicros))
     }
 

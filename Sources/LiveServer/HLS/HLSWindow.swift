@@ -23,10 +23,12 @@ struct HLSWindow {
     private(set) var refusedCount = 0
     private var refusedSinceLast = false
 
-    init(maxSegments: Int, maxBytes: Int, budget: ByteBudget? = nil) {
+    /// The first segment kept is numbered `firstSequence`.
+    init(maxSegments: Int, maxBytes: Int, budget: ByteBudget? = nil, firstSequence: UInt64 = 0) {
         self.maxSegments = max(1, maxSegments)
         self.maxBytes = maxBytes
         self.budget = budget
+        nextSequence = firstSequence
     }
 
     /// Keeps `segment` as the newest, numbered; false when the budget refused it.
