@@ -85,14 +85,18 @@ struct BitrateControllerTests {
         ])
     }
 
+    /// A cut where the link carried 1000 kbit/s, then, 3 s later and calm, a probe 15 % past it.
+    private static let probePastTheLink = [
+        Row(0, 20, 2500, 2500),
+        Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
+        Row(1250, 20, 1000, 850),
+        Row(3250, 20, 1000, 1150),  // 3 s after the cut, calm: a probe 15 % past the link
+    ]
+
     @Test("a probe past the link's rate is watched until the link carries it: an encoder slow to reach it does not make it good")
     func pastProbeWatchedUntilCarried() {
         var controller = BitrateController(settings: Self.settings, startKbps: 2500)
-        run(&controller, [
-            Row(0, 20, 2500, 2500),
-            Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
-            Row(1250, 20, 1000, 850),
-            Row(3250, 20, 1000, 1150),  // 3 s after the cut, calm: a probe 15 % past the link
+        run(&controller, Self.probePastTheLink + [
             Row(4250, 20, 880, 1150),   // the encoder is slow to reach it: calm, the link carries no more
             Row(5250, 20, 950, 1150),
             Row(6250, 20, 1000, 1150),  // past the 2 s watch of a plain step, still not carried; no second probe
@@ -120,11 +124,7 @@ struct BitrateControllerTests {
     @Test("a probe after which the queue stands higher for 750 ms is taken back, however unevenly it grew")
     func standingQueueTakesBack() {
         var controller = BitrateController(settings: Self.settings, startKbps: 2500)
-        run(&controller, [
-            Row(0, 20, 2500, 2500),
-            Row(250, 700, 1000, 850),   // cut: the link carried 1000 kbit/s
-            Row(1250, 20, 1000, 850),
-            Row(3250, 20, 1000, 1150),  // 3 s after the cut, calm: a probe 15 % past the link
+        run(&controller, Self.probePastTheLink + [
             Row(3500, 90, 1000, 1150),  // the queue grows once: a keyframe, maybe
             Row(3750, 80, 1000, 1150),  // and shrinks a little
             Row(4000, 130, 1000, 1150), // grows once again

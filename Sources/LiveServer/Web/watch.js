@@ -747,17 +747,22 @@
     ws.onclose = () => ended(s, "the feed closed");
   }
 
+  /** Hands a response's body to the session as it comes, until it ends or the session closes. */
+  async function receiveBody(s, response) {
+    const body = response.body.getReader();
+    for (;;) {
+      const { done, value } = await body.read();
+      if (done || s.closed) break;
+      received(s, value);
+    }
+  }
+
   function openFetch(s) {
     const abort = new AbortController();
     s.close = () => abort.abort();
     fetch(feedURL(), { signal: abort.signal, cache: "no-store" }).then(async (response) => {
       if (!response.ok) throw new Error("HTTP " + response.status);
-      const body = response.body.getReader();
-      for (;;) {
-        const { done, value } = await body.read();
-        if (done || s.closed) break;
-        received(s, value);
-      }
+      await receiveBody(s, response);
       ended(s, "the feed ended");
     }).catch((e) => ended(s, String(e.message || e)));
   }
@@ -784,12 +789,7 @@
       const response = await get(uri);
       if (response.status === 404) { stats.missedSegments++; return; }  // gone already: the next listed one
       if (!response.ok) throw new Error("a segment: HTTP " + response.status);
-      const body = response.body.getReader();
-      for (;;) {
-        const { done, value } = await body.read();
-        if (done || s.closed) break;
-        received(s, value);
-      }
+      await receiveBody(s, response);
       if (!s.closed) guarded(s, () => demuxer.end());
     };
     (async () => {
