@@ -12,9 +12,10 @@ import Synchronization
 /// over the target to make up for seconds it spent less: any span of T seconds carries at
 /// most T + 0.5 s worth of the target. With the usual one-second buffer, after a cut for a
 /// narrow uplink, the encoder ran 15–25 % over the new target for seconds (measured with
-/// `Benchmarks/network.sh`), a backlog the uplink could not carry. x264's `nal-hrd=cbr` is not set: it pads with filler
-/// NAL units up to the bitrate (wasting the uplink) and x264 refuses to change VBV
-/// parameters while NAL HRD is on, which would break `setBitrate`.
+/// `Benchmarks/network.sh`), a backlog the uplink could not carry. x264's `nal-hrd=cbr`
+/// is not set: it pads with filler NAL units up to the bitrate (wasting the uplink) and
+/// x264 refuses to change VBV parameters while NAL HRD is on, which would break
+/// `setBitrate`.
 ///
 /// The global header (SPS/PPS, Annex B) is in `streamInfo.extradata` for RTMP and MP4,
 /// and every keyframe packet also carries SPS/PPS in-band so a player joining at any IDR

@@ -37,10 +37,10 @@
 ///   grows before the link has carried it (however long the encoder takes to reach it),
 ///   so a link that stays narrow costs a small backlog now and then, not a keyframe's
 ///   worth; each probe that fails (taken back, or cut) halves the next one's share, down
-///   to `minPastProbeFactor`. When the link carries more than its noted rate (the capacity came back, or
-///   the cut read it low), calm for `carriedWatchMilliseconds` after the probe, the note rises to
-///   the probe's rate and the next probe comes after one calm interval,
-///   `pastProbeGrowth` times further past it than the last: a wrong guess costs one
+///   to `minPastProbeFactor`. When the link carries more than its noted rate (the
+///   capacity came back, or the cut read it low), calm for `carriedWatchMilliseconds`
+///   after the probe, the note rises to the probe's rate and the next probe follows at
+///   once, `pastProbeGrowth` times further past it than the last: a wrong guess costs one
 ///   small step, a returned capacity is reached in a few.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
 ///   (`connectionLost`), and the stall that often comes before a loss is taken back —
