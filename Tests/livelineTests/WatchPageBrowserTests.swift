@@ -85,6 +85,18 @@ struct WatchPageBrowserTests {
                 "the picture's middle is \(pixel), not red (screenshot \(report.screenshot))")
     }
 
+    /// What a page playing the test's stream shows: pictures, a bitrate, its tone with the
+    /// sound on, 640×360 and AAC 48 kHz stereo.
+    private func expectPlaying(_ stats: Report.Stats, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(stats.fps >= 10, "\(stats.fps) fps", sourceLocation: sourceLocation)
+        #expect(stats.bitrateKbps > 0, sourceLocation: sourceLocation)
+        #expect(stats.audioLevel > 0.05, "audio level \(stats.audioLevel)", sourceLocation: sourceLocation)
+        #expect(stats.sound == "on", "sound \(stats.sound ?? "none")", sourceLocation: sourceLocation)
+        #expect(stats.width == 640 && stats.height == 360, sourceLocation: sourceLocation)
+        #expect(stats.audioCodec?.hasPrefix("mp4a.40.2 48000 Hz 2 ch") == true, "\(stats.audioCodec ?? "none")",
+                sourceLocation: sourceLocation)
+    }
+
     @Test("plays picture and sound with first frame, latency and level; reconnects after the server restarts")
     func playsAndReconnects() throws {
         let server = try Server()
@@ -109,13 +121,8 @@ struct WatchPageBrowserTests {
         #expect(firstFrame > 0 && firstFrame < 5000, "first frame after \(firstFrame) ms")
         let latency = try #require(stats.latencyMs)
         #expect(latency > 0 && latency < 1000, "latency \(latency) ms")
-        #expect(stats.fps >= 10, "\(stats.fps) fps")
-        #expect(stats.bitrateKbps > 0)
-        #expect(stats.audioLevel > 0.05, "audio level \(stats.audioLevel)")
-        #expect(stats.sound == "on", "sound \(stats.sound ?? "none")")
-        #expect(stats.width == 640 && stats.height == 360)
+        expectPlaying(stats)
         #expect(stats.videoCodec?.hasPrefix("avc1.") == true)
-        #expect(stats.audioCodec?.hasPrefix("mp4a.40.2 48000 Hz 2 ch") == true, "\(stats.audioCodec ?? "none")")
         expectRed(first)
         print("watch page: first frame \(firstFrame) ms, latency \(latency) ms, \(stats.fps) fps, audio level \(stats.audioLevel)")
 
@@ -183,18 +190,13 @@ struct WatchPageBrowserTests {
         // buffer, about 1.3 s on a quiet machine), under the 3.3 s of a player that joins
         // three segments behind the live end.
         #expect(latency > 0 && latency < 3000, "latency \(latency) ms")
-        #expect(stats.fps >= 10, "\(stats.fps) fps")
-        #expect(stats.bitrateKbps > 0)
-        #expect(stats.audioLevel > 0.05, "audio level \(stats.audioLevel)")
-        #expect(stats.sound == "on", "sound \(stats.sound ?? "none")")
-        #expect(stats.width == 640 && stats.height == 360)
-        #expect(stats.audioCodec?.hasPrefix("mp4a.40.2 48000 Hz 2 ch") == true, "\(stats.audioCodec ?? "none")")
+        expectPlaying(stats)
         #expect(stats.error == nil, "\(stats.error ?? "")")
         expectRed(report)
         print("watch page (HLS): first frame \(firstFrame) ms, latency \(latency) ms, \(stats.fps) fps, audio level \(stats.audioLevel)")
 
         // The playlist fails while the server is away; the page tries again by itself and
-        // plays the stream the host publishes again (its segments numbered from the start).
+        // plays the stream the host publishes again (its segments numbered anew).
         serve = try server.killAndRestart(after: 0.3, http: server.httpPort, ["--hls-segment-ms", "1000"])
         script.proceed()
         let second = try #require(try script.report(), "no reconnect: \(script.stderr)")

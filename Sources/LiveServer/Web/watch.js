@@ -75,6 +75,14 @@
     return out;
   }
 
+  /** The byte arrays `parts` one after another, in one new array. */
+  function concatAll(parts) {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let pos = 0;
+    for (const p of parts) { out.set(p, pos); pos += p.length; }
+    return out;
+  }
+
   function u32(b, i) {
     return ((b[i] << 24) >>> 0) + ((b[i + 1] << 16) | (b[i + 2] << 8) | b[i + 3]);
   }
@@ -310,7 +318,7 @@
       }
       pes.parts.push(payload.slice());
       if (pes.expected === null && pes.size >= 6) {
-        const head = pes.parts.length === 1 ? pes.parts[0] : concatParts(pes.parts, pes.size);
+        const head = pes.parts.length === 1 ? pes.parts[0] : concatAll(pes.parts);
         const length = (head[4] << 8) | head[5];
         pes.expected = length ? 6 + length : 0;
       }
@@ -321,7 +329,7 @@
       const pes = st.pes;
       st.pes = null;
       if (!pes || pes.size < 9) return;
-      const b = concatParts(pes.parts, pes.size);
+      const b = concatAll(pes.parts);
       if (b[0] !== 0 || b[1] !== 0 || b[2] !== 1) throw new Error("a PES packet without its start code");
       const flags = b[7], headerEnd = 9 + b[8];
       if (!(flags & 0x80) || headerEnd > b.length || headerEnd < 14 + ((flags & 0x40) ? 5 : 0)) return;  // no PTS: nothing to time it by
@@ -334,13 +342,6 @@
   /** A 33-bit PTS or DTS from the PES header's 5 bytes at `i` (§2.4.3.7). */
   function pesTime(b, i) {
     return ((b[i] >> 1) & 7) * 2 ** 30 + (b[i + 1] << 22) + ((b[i + 2] >> 1) << 15) + (b[i + 3] << 7) + (b[i + 4] >> 1);
-  }
-
-  function concatParts(parts, size) {
-    const out = new Uint8Array(size);
-    let pos = 0;
-    for (const p of parts) { out.set(p, pos); pos += p.length; }
-    return out;
   }
 
   /** The NAL units of an Annex-B byte stream (H.264 Annex B), without start codes and the
@@ -367,7 +368,7 @@
     for (const n of spss) parts.push(be(n.length, 2), n);
     parts.push(new Uint8Array([ppss.length]));
     for (const n of ppss) parts.push(be(n.length, 2), n);
-    return concatParts(parts, parts.reduce((n, p) => n + p.length, 0));
+    return concatAll(parts);
   }
 
   /** Turns a TS demuxer's frames into FLV tag bodies, onTag(type 9 | 8, ms, body), as the
@@ -618,10 +619,6 @@
   const text = (t) => new Uint8Array(Array.from(t, (c) => c.charCodeAt(0)));
   const MATRIX = words(0x10000, 0, 0, 0, 0x10000, 0, 0, 0, 0x40000000);
 
-  function concatAll(parts) {
-    return parts.reduce((a, b) => concat(a, b), new Uint8Array(0));
-  }
-
   /** ftyp + moov of one track: video (an avcC record) or audio (an AudioSpecificConfig). */
   function initSegment(track) {
     const video = track.kind === "video";
@@ -851,7 +848,7 @@
       }
       parts.push(value);
     }
-    return new TextDecoder().decode(concatParts(parts, size));
+    return new TextDecoder().decode(concatAll(parts));
   }
 
   function received(s, bytes) {
