@@ -388,6 +388,12 @@ public struct BitrateController: Sendable, Equatable {
         return max(targetKbps + 1, Int(link * (1 + pastProbeShare)))
     }
 
+    /// The least of `linkKbps` in the second up to its last entry; nil when it is empty.
+    private func leastLinkKbps() -> Double? {
+        guard let last = linkTimes.last else { return nil }
+        return zip(linkTimes, linkKbps).filter { last - $0.0 <= 1000 }.map(\.1).min()
+    }
+
     /// The video rate the link carried (the throughput less the sound's share), in kbit/s:
     /// over the last second, or the last quarter second when `recent` and measured.
     private func carriedKbps(_ sample: Sample, recent: Bool = false) -> Double {
@@ -413,11 +419,13 @@ public struct BitrateController: Sendable, Equatable {
     /// the link's note, which failed.
     private mutating func cut(_ sample: Sample, afterPastProbe: Bool = false) {
         let target = Double(targetKbps)
-        // What the link carried with a backlog, the last time in the last 2 s (now, with one
-        // now), over its last quarter second: without a backlog now (a drop emptied the
-        // queue and the link idled) the throughput is the encoder's, not the link's, and the
-        // last second's still holds the faster time before a capacity drop.
-        let carried = linkKbps.last ?? carriedKbps(sample)
+        // What the link carried with a backlog, over a quarter second, at the least in the
+        // second up to the last such sample in the last 2 s (now, with a backlog now):
+        // without a backlog now (a drop emptied the queue and the link idled) the throughput
+        // is the encoder's, not the link's; the last second's still holds the faster time
+        // before a capacity drop; and one quarter second can read high (the bucket's burst
+        // as a link narrows, the acknowledgements of a recovered loss at once).
+        let carried = leastLinkKbps() ?? carriedKbps(sample)
         let measured = carried >= target * settings.stallShare
         let next = measured
             ? min(target * settings.burstFactor, carried * settings.rateHeadroom)

@@ -57,6 +57,12 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
             // And little of it unsent: the backlog waits in the publisher's queue, where
             // video can still be dropped, not in the kernel's.
             publisher.connectionOptions.notSentLowWatermarkBytes = 16 << 10
+            // Nor in the connection's own write queue: the next message waits here until
+            // the kernel has taken the last one.
+            publisher.connectionOptions.highWatermark = 1
+            publisher.connectionOptions.lowWatermark = 0
+            // Nor at the link's bottleneck: a fifth of a second of what it carries.
+            publisher.inFlightMilliseconds = 200
         }
     }
 
@@ -430,7 +436,7 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         let dropped = sampled?.publisher == id ? stats.congestionDroppedFrames - (sampled?.congestionDropped ?? 0) : 0
         sampled = (id, stats.congestionDroppedFrames)
         adapt {
-            $0.update(BitrateController.Sample(timeMilliseconds: Self.nowMilliseconds, queuedMilliseconds: stats.queuedMilliseconds,
+            $0.update(BitrateController.Sample(timeMilliseconds: Self.nowMilliseconds, queuedMilliseconds: stats.queueDelayMilliseconds,
                                                droppedFrames: max(0, dropped), sendBytesPerSecond: stats.throughput,
                                                recentBytesPerSecond: stats.recentThroughput))
         }

@@ -105,6 +105,15 @@ public final class TCPConnection: EventLoopSource, @unchecked Sendable, CustomSt
         var value: Int32 = 0
         return ioctl(fd, UInt(TIOCOUTQ), &value) == 0 ? Int(max(0, value)) : 0
     }
+    /// The kernel's smoothed round-trip time of the connection (TCP_INFO), in µs; nil
+    /// when it cannot be read (closed).
+    public var roundTripMicros: Int? {
+        guard fd >= 0 else { return nil }
+        var info = tcp_info()
+        var length = socklen_t(MemoryLayout<tcp_info>.size)
+        guard getsockopt(fd, Int32(IPPROTO_TCP), TCP_INFO, &info, &length) == 0 else { return nil }
+        return Int(info.tcpi_rtt)
+    }
     /// Buffers waiting in the write queue.
     public var queuedBuffers: Int { queue.bufferCount }
     /// False while reading is paused with `pauseReading()`.

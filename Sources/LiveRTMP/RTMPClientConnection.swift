@@ -51,6 +51,8 @@ final class RTMPClientConnection: TCPConnectionHandler, @unchecked Sendable {
     var bytesWritten: UInt64 { connection?.bytesWritten ?? 0 }
     /// Bytes the kernel took that the server has not acknowledged yet.
     var unacknowledgedBytes: Int { connection?.unacknowledgedBytes ?? 0 }
+    /// The kernel's smoothed round-trip time, in µs.
+    var roundTripMicros: Int? { connection?.roundTripMicros }
     /// Where the bytes produced so far end in the connection's byte count
     /// (`bytesWritten` reaches it when the kernel has taken all of them).
     var endOffset: UInt64 { bytesQueued + UInt64(held.count) }

@@ -56,6 +56,14 @@ public final class RTMPPublisher: @unchecked Sendable {
         public var tracks: Set<FLVTrack>
         /// How far one track may run ahead of the other before its items are sent anyway.
         public var reorderWindowMilliseconds: Int
+        /// The bytes the kernel holds unacknowledged are kept under what the link carried
+        /// in this long (over the last quarter second; at least two round trips' worth and
+        /// `minInFlightBytes`): when the link narrows, what it cannot carry at once waits in
+        /// the publisher's queue, where it counts and can still be dropped, rather than in the
+        /// kernel's and the bottleneck's. nil: as much as the kernel takes.
+        public var inFlightMilliseconds: Int?
+        /// The least the in-flight cap allows.
+        public var minInFlightBytes = 16 << 10
 
         public init(connectTimeout: Duration = .seconds(10), maxQueuedMilliseconds: Int = 2000,
                     maxQueuedBytes: Int = 8 << 20, session: RTMPClientSessionCore.Configuration = .init(),
@@ -102,6 +110,13 @@ public final class RTMPPublisher: @unchecked Sendable {
         /// Media time between the oldest media packet (audio or video) the server has not
         /// acknowledged yet and the newest one queued: the send queue in ms of media.
         public var queuedMilliseconds = 0
+        /// How long the whole send queue (queued here and held by the kernel) takes to
+        /// leave at what the link carried over the last quarter second, once the queue is
+        /// `busyQueueMilliseconds` long (its throughput is then the link's, not the
+        /// encoder's), and at least `queuedMilliseconds`: the wait of the frame queued
+        /// last. When the link narrows under a faster stream the oldest frame's age grows
+        /// only by the share the link carries; this grows at once.
+        public var queueDelayMilliseconds = 0
         /// Bytes per second the kernel took over the last second.
         public var sendRate = 0.0
         /// Bytes per second the server acknowledged over the last second: what the
@@ -206,6 +221,12 @@ public final class RTMPPublisher: @unchecked Sendable {
     private var rateMeter = ByteRateMeter()
     private var throughputMeter = ByteRateMeter()
     private var recentThroughputMeter = ByteRateMeter(windowMicros: 250_000)
+    /// The last quarter second's acknowledged bytes per second.
+    private var recentThroughput = 0.0
+    /// The lowest round trip the kernel reported on this connection, in µs.
+    private var minRoundTripMicros: Int?
+    /// Pumps again while the in-flight cap holds the queue back (acks free no event).
+    private var inFlightTimer: TimerHandle?
     /// Refreshes the figures in `lifecycle` while connected.
     private lazy var statsTimer = RepeatingTimer(loop: loop, every: .milliseconds(200))
 
@@ -331,6 +352,8 @@ public final class RTMPPublisher: @unchecked Sendable {
         client.onEnd = { [weak self] error in
             guard let self else { return }
             statsTimer.cancel()
+            inFlightTimer?.cancel()
+            inFlightTimer = nil
             updateStats()
             self.client = nil
             hasEnded = true
@@ -437,8 +460,28 @@ public final class RTMPPublisher: @unchecked Sendable {
         }
     }
 
+    /// A queue at least this long (ms of media) has kept the link busy: its throughput
+    /// measures the link.
+    static let busyQueueMilliseconds = 100
+
+    /// `Stats.queueDelayMilliseconds`, for a queue of `queuedMilliseconds`.
+    private func queueDelay(queuedMilliseconds: Int) -> Int {
+        guard let client else { return queuedMilliseconds }
+        return Self.queueDelay(queuedMilliseconds: queuedMilliseconds, bytes: pendingBytes + client.unsentBytes + client.unacknowledgedBytes,
+                               recentThroughput: recentThroughput)
+    }
+
+    /// How long `bytes` take to leave at `recentThroughput` (bytes/s), for a queue that spans
+    /// `queuedMilliseconds` of media: that span while it is under `busyQueueMilliseconds`
+    /// or nothing was carried (the throughput is then the encoder's, or says nothing), and
+    /// never less than it (at most an hour).
+    static func queueDelay(queuedMilliseconds: Int, bytes: Int, recentThroughput: Double) -> Int {
+        guard queuedMilliseconds >= busyQueueMilliseconds, recentThroughput > 0 else { return queuedMilliseconds }
+        return max(queuedMilliseconds, Int(min(Double(bytes) / recentThroughput * 1000, 3_600_000)))
+    }
+
     private var isOverCap: Bool {
-        queuedMilliseconds > configuration.maxQueuedMilliseconds
+        queueDelay(queuedMilliseconds: queuedMilliseconds) > configuration.maxQueuedMilliseconds
             || pendingBytes + (client?.unsentBytes ?? 0) > configuration.maxQueuedBytes
     }
 
@@ -501,6 +544,10 @@ public final class RTMPPublisher: @unchecked Sendable {
         guard let client else { return }
         if isPublishing {
             while pendingHead < pending.count, client.isWritable {
+                if inFlightFull(client) {
+                    retryWhenAcknowledged()
+                    break
+                }
                 let slot = pending[pendingHead]
                 pending[pendingHead] = nil  // the payload is released once sent
                 pendingHead += 1
@@ -529,6 +576,32 @@ public final class RTMPPublisher: @unchecked Sendable {
             lifecycle.setState(.closing)
             client.withCore { core in try? core.stop() }
             client.close()
+        }
+    }
+
+    /// True when the kernel holds as much unacknowledged as `inFlightMilliseconds` allows.
+    private func inFlightFull(_ client: RTMPClientConnection) -> Bool {
+        guard let milliseconds = configuration.inFlightMilliseconds else { return false }
+        if let rtt = client.roundTripMicros, rtt > 0 { minRoundTripMicros = min(minRoundTripMicros ?? rtt, rtt) }
+        let limit = Self.inFlightLimit(milliseconds: milliseconds, throughput: recentThroughput,
+                                       minRoundTripMicros: minRoundTripMicros ?? 0, minBytes: configuration.minInFlightBytes)
+        return client.unacknowledgedBytes + client.unsentBytes >= limit
+    }
+
+    /// The bytes the kernel may hold unacknowledged: what `throughput` (bytes/s) carries in
+    /// `milliseconds`, or in two round trips when that is longer, and at least `minBytes`.
+    static func inFlightLimit(milliseconds: Int, throughput: Double, minRoundTripMicros: Int, minBytes: Int) -> Int {
+        let seconds = max(Double(milliseconds) / 1000, 2 * Double(minRoundTripMicros) / 1e6)
+        return max(minBytes, Int(min(throughput * seconds, Double(Int32.max))))
+    }
+
+    /// The in-flight cap stopped the pump: acknowledgements raise no event, so look again soon.
+    private func retryWhenAcknowledged() {
+        guard inFlightTimer == nil else { return }
+        inFlightTimer = loop.schedule(after: .milliseconds(5)) { [weak self] in
+            guard let self else { return }
+            inFlightTimer = nil
+            pump()
         }
     }
 
@@ -564,13 +637,15 @@ public final class RTMPPublisher: @unchecked Sendable {
         let unacknowledged = client?.unacknowledgedBytes ?? 0
         let acknowledged = written - min(written, UInt64(unacknowledged))
         let throughput = throughputMeter.sample(bytes: acknowledged, at: now)
-        let recentThroughput = recentThroughputMeter.sample(bytes: acknowledged, at: now)
+        recentThroughput = recentThroughputMeter.sample(bytes: acknowledged, at: now)
         let queuedMs = queuedMilliseconds
+        let delayMs = queueDelay(queuedMilliseconds: queuedMs)
         let queuedBytes = pendingBytes + (client?.unsentBytes ?? 0)
         lifecycle.withLock { shared in
             shared.queuedBytes = queuedBytes
             shared.unacknowledgedBytes = unacknowledged
             shared.queuedMilliseconds = queuedMs
+            shared.queueDelayMilliseconds = delayMs
             shared.sendRate = rate
             shared.throughput = throughput
             shared.recentThroughput = recentThroughput

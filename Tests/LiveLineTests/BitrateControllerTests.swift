@@ -121,6 +121,20 @@ struct BitrateControllerTests {
         #expect(older.targetKbps == 1700)
     }
 
+    @Test("a cut takes the least quarter-second reading of the last second with a backlog: one that read high (a bucket's burst as the link narrowed) does not set the rate")
+    func cutTakesTheLeastRecentReading() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        controller.update(.init(timeMilliseconds: 0, queuedMilliseconds: 20, sendBytesPerSecond: 2500 * 125))
+        // A backlog, not yet confirmed: the link carried 1000 kbit/s over the last quarter second.
+        controller.update(.init(timeMilliseconds: 250, queuedMilliseconds: 300, sendBytesPerSecond: 2300 * 125,
+                                recentBytesPerSecond: 1000 * 125))
+        // Confirmed, the quarter second now reading 1300 (a burst of acknowledgements).
+        controller.update(.init(timeMilliseconds: 500, queuedMilliseconds: 450, sendBytesPerSecond: 2000 * 125,
+                                recentBytesPerSecond: 1300 * 125))
+        #expect(controller.targetKbps == 850)
+        #expect(controller.linkRateKbps == 1000)
+    }
+
     @Test("a probe after which the queue stands higher for 750 ms is taken back, however unevenly it grew")
     func standingQueueTakesBack() {
         var controller = BitrateController(settings: Self.settings, startKbps: 2500)
