@@ -187,6 +187,9 @@ public struct BitrateController: Sendable, Equatable {
     private var nextProbe: Int64 = .min
     /// When the last cut was made (nil once the queue is calm again).
     private var lastCut: Int64?
+    /// While draining: the queue a second ago (at the cut, then each second), which the
+    /// backlog should have shrunk from.
+    private var drainCheck: TimedQueue?
     /// The previous sample's queue (from its floor) and time.
     private var previousQueue = 0
     private var previousTime: Int64?
@@ -309,6 +312,16 @@ public struct BitrateController: Sendable, Equatable {
             phase = .holding
             return targetKbps == before ? nil : targetKbps
         }
+        if lastCut != nil, let check = drainCheck, now - check.time >= Int64(settings.cutHoldMilliseconds) {
+            if queue > settings.lowQueueMilliseconds, queue * 4 > check.queue * 3 {
+                // A second after the cut the backlog has not shrunk by a quarter: the cut
+                // read the link high (a quarter second's throughput can). The last second's,
+                // all of it with a backlog, is the link's: go under it by enough to drain.
+                drain(sample, queue: queue)
+                return targetKbps == before ? nil : targetKbps
+            }
+            drainCheck = TimedQueue(time: now, queue: queue)
+        }
         if congested {
             let failedProbe = probeTime != nil && pastLink
             probeTime = nil
@@ -325,9 +338,10 @@ public struct BitrateController: Sendable, Equatable {
                 let worse = queue > previousQueue || sample.droppedFrames > 0 || aboveLink
                 if held || !worse { return nil }
             }
-            cut(sample, afterPastProbe: failedProbe)
+            cut(sample, queue: queue, afterPastProbe: failedProbe)
         } else if queue < settings.lowQueueMilliseconds {
             lastCut = nil
+            drainCheck = nil
             phase = .probing
             guard let since = calmSince else {
                 calmSince = now
@@ -346,7 +360,7 @@ public struct BitrateController: Sendable, Equatable {
                         // encoder makes a little less than its target), note it and probe
                         // further, soon.
                         linkRateKbps = max(carried, Double(targetKbps))
-                        pastProbeShare = min(1, pastProbeShare * settings.pastProbeGrowth)
+                        pastProbeShare = min(1, max(settings.pastProbeFactor, pastProbeShare * settings.pastProbeGrowth))
                         nextPastProbe = now
                     }
                     // A probe past the link is good once the link has carried it.
@@ -415,9 +429,30 @@ public struct BitrateController: Sendable, Equatable {
         max(settings.minPastProbeFactor, share / 2)
     }
 
+    /// A cut did not drain the backlog of `queue` ms: the target goes under the last second's
+    /// throughput by the backlog's share of a second (at least by `rateHeadroom`'s margin,
+    /// at most by half), which drains it in about a second, and the link's note follows.
+    private mutating func drain(_ sample: Sample, queue: Int) {
+        let target = Double(targetKbps)
+        let carried = carriedKbps(sample)
+        let next: Double
+        if carried >= target * settings.stallShare {
+            let share = max(0.5, min(settings.rateHeadroom, 1 - Double(queue) / 1000))
+            next = min(target * settings.burstFactor, carried * share)
+            linkRateKbps = carried
+        } else {
+            next = target * settings.downFactor
+        }
+        targetKbps = max(settings.minKbps, min(targetKbps, Int(next)))
+        nextPastProbe = sample.timeMilliseconds + Int64(settings.pastProbeIntervalMilliseconds)
+        lastCut = sample.timeMilliseconds
+        drainCheck = TimedQueue(time: sample.timeMilliseconds, queue: queue)
+        phase = .draining
+    }
+
     /// Cuts to what the link carries; `afterPastProbe`: the congestion came with a probe past
     /// the link's note, which failed.
-    private mutating func cut(_ sample: Sample, afterPastProbe: Bool = false) {
+    private mutating func cut(_ sample: Sample, queue: Int, afterPastProbe: Bool = false) {
         let target = Double(targetKbps)
         // What the link carried with a backlog, over a quarter second, at the least in the
         // second up to the last such sample in the last 2 s (now, with a backlog now):
@@ -435,6 +470,7 @@ public struct BitrateController: Sendable, Equatable {
         nextPastProbe = sample.timeMilliseconds + Int64(settings.pastProbeIntervalMilliseconds)
         targetKbps = max(settings.minKbps, min(targetKbps, Int(next)))
         lastCut = sample.timeMilliseconds
+        drainCheck = TimedQueue(time: sample.timeMilliseconds, queue: queue)
         phase = .draining
     }
 
@@ -449,6 +485,7 @@ public struct BitrateController: Sendable, Equatable {
         highSince = nil
         calmSince = nil
         lastCut = nil
+        drainCheck = nil
         previousQueue = 0
         previousTime = nil
         growingSince = nil
@@ -471,6 +508,7 @@ public struct BitrateController: Sendable, Equatable {
         highSince = nil
         calmSince = nil
         lastCut = nil
+        drainCheck = nil
         previousQueue = 0
         previousTime = nil
         growingSince = nil

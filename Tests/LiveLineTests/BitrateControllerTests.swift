@@ -38,7 +38,7 @@ struct BitrateControllerTests {
             Row(750, 350, 1000, 2500),
             Row(1000, 450, 1000, 850),  // above it for 200 ms or more: cut to 0.85 × 1000
             Row(1250, 500, 1000, 850),  // held: too soon after the cut
-            Row(2250, 420, 1000, 850),  // after the hold, but shorter than before: draining
+            Row(2250, 300, 1000, 850),  // after the hold, a third shorter than at the cut: draining
             Row(2500, 150, 1000, 850),  // between the levels: hold
             Row(2750, 50, 1000, 850),   // calm from here…
             Row(3500, 50, 900, 850),
@@ -133,6 +133,19 @@ struct BitrateControllerTests {
                                 recentBytesPerSecond: 1300 * 125))
         #expect(controller.targetKbps == 850)
         #expect(controller.linkRateKbps == 1000)
+    }
+
+    @Test("a backlog that a cut left standing (not a quarter shorter a second later) goes under the last second's throughput by its share of a second")
+    func standingBacklogDrains() {
+        var controller = BitrateController(settings: Self.settings, startKbps: 2500)
+        run(&controller, [
+            Row(0, 20, 2500, 2500),
+            Row(250, 600, 1000, 850),   // 580 ms from the floor: cut at once to 0.85 × 1000
+            Row(750, 560, 950, 850),    // held
+            Row(1250, 520, 900, 450),   // a second on, 500 ms still wait: the link carries 900, the backlog is half a second of it
+        ])
+        #expect(controller.linkRateKbps == 900)
+        #expect(controller.phase == .draining)
     }
 
     @Test("a probe after which the queue stands higher for 750 ms is taken back, however unevenly it grew")
@@ -262,6 +275,19 @@ struct BitrateControllerTests {
         #expect(peaks.first.map { $0 <= 1150 } ?? false, "\(peaks)")
         #expect(zip(peaks, peaks.dropFirst()).allSatisfy { $1 <= $0 }, "\(peaks)")
         #expect(peaks.last.map { $0 <= 1050 } ?? false, "\(peaks)")
+    }
+
+    @Test("after a long narrow stretch (probes narrowed to 5 %) the capacity returns: the first carried probe sends the next at least 15 % past it again, and the rate is back within 3 s")
+    func returnAfterNarrowProbes() {
+        var link = Link(capacityKbps: { $0 > 5000 && $0 <= 45_000 ? 1000 : 4000 }, controller: BitrateController(settings: Self.settings, startKbps: 2500))
+        link.run(until: 70_000)
+        // The rates from the last one before the return on, each once.
+        var rates: [Int] = []
+        for sample in link.targets where sample.time >= 44_000 && rates.last != sample.kbps { rates.append(sample.kbps) }
+        let steps = zip(rates, rates.dropFirst()).map { Double($1) / Double($0) }
+        #expect(steps.count >= 2 && steps.dropFirst().allSatisfy { $0 >= 1.149 }, "\(rates)")
+        let back = link.targets.first { $0.time > 45_000 && $0.kbps >= 2250 }
+        #expect(back.map { $0.time - 45_000 <= 3_000 } ?? false, "\(rates)")
     }
 
     @Test("probing against a link just above the cut: the queue stays under the drop bound, the rate stays near the capacity")
