@@ -1,6 +1,6 @@
 /// Adaptive bitrate for the hoster (the anyRTC SDK adapts its quality to onRtmpStreamStatus's
 /// net band): a pure state machine fed a few times a second with what the push saw (the
-/// time, the send queue in ms of media, the throughput the network achieved, the frames
+/// time, the send queue's delay in ms, the throughput the network achieved, the frames
 /// congestion dropped), answering the encoder bitrate to use next. No clock, no I/O: the
 /// time is in the sample.
 ///
@@ -9,15 +9,19 @@
 /// - Cut, fast: when the queue has stayed above `highQueueMilliseconds` for
 ///   `confirmMilliseconds` (a keyframe's burst drains sooner), or passes twice that
 ///   level, or frames were dropped for congestion, the target falls to `rateHeadroom` ×
-///   the throughput the link achieved over the last quarter second where the sample has
-///   it (less `reservedKbps` for the sound; without a backlog now, that of the last
-///   sample with one in the last 2 s, as the link idles after a drop), and at least to
+///   the throughput the link achieved over a quarter second where the samples have it,
+///   the least of the second up to the last sample with a backlog in the last 2 s (less
+///   `reservedKbps` for the sound; the link idles after a drop, and one quarter second can
+///   read high), and at least to
 ///   `burstFactor` × itself. A throughput under `stallShare` of the target is a stall, not
 ///   a measure of the link: the target then falls to `downFactor` × itself.
 /// - After a cut the backlog drains at the margin the cut left: no second cut for
 ///   `cutHoldMilliseconds`, and after that only while the queue still grows, frames were
 ///   dropped again, or the target is so close to what the link carries now that the
-///   backlog would never drain; a draining queue is never read as fresh congestion.
+///   backlog would never drain; a draining queue is never read as fresh congestion. A
+///   backlog that a second after the cut (and each second after) is not a quarter shorter
+///   was cut too little: the target goes under the last second's throughput by the
+///   backlog's share of a second.
 ///   A queue above `lowQueueMilliseconds` that has grown at every sample for
 ///   `growthMilliseconds` is congestion as well (a rate just above the link's).
 /// - Probe, carefully: once the queue has stayed under `lowQueueMilliseconds` for
@@ -40,8 +44,9 @@
 ///   to `minPastProbeFactor`. When the link carries more than its noted rate (the
 ///   capacity came back, or the cut read it low), calm for `carriedWatchMilliseconds`
 ///   after the probe, the note rises to the probe's rate and the next probe follows at
-///   once, `pastProbeGrowth` times further past it than the last: a wrong guess costs one
-///   small step, a returned capacity is reached in a few.
+///   once, `pastProbeGrowth` times further past it than the last and at least
+///   `pastProbeFactor`: a wrong guess costs one small step, a returned capacity is reached
+///   in a few.
 /// - A lost connection is not congestion: samples while disconnected mean nothing
 ///   (`connectionLost`), and the stall that often comes before a loss is taken back —
 ///   the target returns to the last good rate. After a reconnect (or a takeover of the
@@ -102,7 +107,8 @@ public struct BitrateController: Sendable, Equatable {
         /// After a probe past the link's note failed (taken back, or a cut), the next goes half
         /// as far past it, down to this share.
         public var minPastProbeFactor = 0.05
-        /// After a probe the link carried, the next goes this many times further past it.
+        /// After a probe the link carried, the next goes this many times further past it
+        /// (and at least `pastProbeFactor`).
         public var pastProbeGrowth = 2.0
         /// A probe past the noted rate is carried when, this long after it, the queue is
         /// calm and the link carries more than the note (a link can only carry what it has).
@@ -135,7 +141,8 @@ public struct BitrateController: Sendable, Equatable {
     public struct Sample: Sendable, Equatable {
         /// Monotonic time of the sample, in ms.
         public var timeMilliseconds: Int64
-        /// Unsent (unacknowledged) media in the push's queue, in ms.
+        /// The push's queue in ms: how long its backlog (unacknowledged) takes to leave,
+        /// at least the media it spans (`RTMPPublisher.Stats.queueDelayMilliseconds`).
         public var queuedMilliseconds: Int
         /// Frames congestion dropped since the previous sample (not those lost while
         /// disconnected or waiting for a keyframe after a reconnect).

@@ -20,13 +20,15 @@ import Synchronization
 ///   sent before it (audio goes on at once), so players recover at once. When the tries
 ///   are used up the sink reports `failed(101)` and the next `write` throws, which ends
 ///   the pipeline.
-/// - Congestion: once its queue (the kernel's unacknowledged bytes included) holds more
-///   than `Options.congestionMilliseconds` of media, the publisher drops video, the
+/// - Congestion: the kernel holds at most 200 ms of what the link carries (the rest waits
+///   in the publisher's queue); once the queue's delay (its bytes, the kernel's
+///   unacknowledged ones included, at the link's rate) passes
+///   `Options.congestionMilliseconds`, the publisher drops video, the
 ///   queued frames with it, until the queue is back under the bound and a keyframe comes,
 ///   which the sink asks the encoder for as soon as the queue has drained (never a broken
 ///   GOP; audio goes on).
 ///   With `Options.bitrate` set, a `BitrateController` sampled four times a second
-///   (the send queue in ms of media, the throughput the server acknowledged, the frames
+///   (the queue's delay, the throughput the server acknowledged, the frames
 ///   congestion dropped) cuts the encoder's bitrate and probes it back up. A lost
 ///   connection is not congestion: the controller is told of the loss and of the
 ///   reconnect, and the push resumes at the last good rate.
@@ -42,7 +44,8 @@ public final class RTMPPublishSink: EncodedVideoSink, @unchecked Sendable {
         public var publisher = RTMPPublisher.Configuration()
         /// Retries after a lost connection (`maxTries` 0: none, fail at once).
         public var backoff = ReconnectBackoff()
-        /// Queued media time past which frames are dropped to the next keyframe.
+        /// The queue's delay (`RTMPPublisher.Stats.queueDelayMilliseconds`) past which frames
+        /// are dropped to the next keyframe.
         public var congestionMilliseconds = 500
         /// Adaptive bitrate limits; nil keeps the encoder's bitrate.
         public var bitrate: BitrateController.Settings?

@@ -27,9 +27,11 @@ import Synchronization
 /// Metadata and the sequence headers queued after `start()` go out before any frame
 /// (a reconnecting sink sends them on `.published` and asks its encoder for an IDR).
 ///
-/// Bounded: packets wait in a queue here until the connection takes them; when the
-/// media not yet acknowledged by the server (queued here, or held by the kernel)
-/// exceeds `maxQueuedMilliseconds`, or the unsent bytes `maxQueuedBytes`, video is
+/// Bounded: packets wait in a queue here until the connection takes them (and, with
+/// `inFlightMilliseconds`, until the kernel holds less than that much of the link's rate);
+/// when the queue's delay (`Stats.queueDelayMilliseconds`: what the server has not
+/// acknowledged, queued here or held by the kernel, at the link's rate) exceeds
+/// `maxQueuedMilliseconds`, or the unsent bytes `maxQueuedBytes`, video is
 /// dropped (counted in `Stats.droppedFrames` and `congestionDroppedFrames`), the stale
 /// frames still waiting with it, until the queue is back under the bound and a keyframe
 /// comes (`PublishGate`); `onKeyframeNeeded` asks for that keyframe once the queue has
@@ -43,7 +45,8 @@ public final class RTMPPublisher: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// Connect + handshake + publish must finish within this time.
         public var connectTimeout: Duration
-        /// Unacknowledged media time beyond which video is dropped to a keyframe.
+        /// The queue's delay (`Stats.queueDelayMilliseconds`) beyond which video is dropped
+        /// to a keyframe.
         public var maxQueuedMilliseconds: Int
         /// Unsent bytes beyond which video is dropped to a keyframe.
         public var maxQueuedBytes: Int

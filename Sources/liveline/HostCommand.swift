@@ -108,9 +108,10 @@ enum HostCommand: Command {
                                a reconnect resumes at the last good rate
           --min-bitrate KBPS   lowest adaptive bitrate, at most --bitrate (default 200)
           --max-bitrate KBPS   highest adaptive bitrate, at least --bitrate (default: --bitrate)
-          --congestion-ms MS   queued media (not yet acknowledged by the server) beyond
-                               which video is dropped until the queue drains and a
-                               fresh keyframe comes; audio goes on (default 500)
+          --congestion-ms MS   send queue (not yet acknowledged by the server, timed at
+                               the rate the link carries it) beyond which video is
+                               dropped until the queue drains and a fresh keyframe
+                               comes; audio goes on (default 500)
 
         Output:
           --duration SECONDS   stop after this long (default: run until Ctrl-C)
