@@ -7,15 +7,17 @@ import Testing
 struct BitrateControllerTests {
     private static let settings = BitrateController.Settings(minKbps: 200, maxKbps: 2500)
 
-    /// One sample by hand: time (ms), queue (ms), throughput (kbit/s), congestion drops.
+    /// One sample by hand: time (ms), queue (ms), throughput (kbit/s; `recent`: over the
+    /// last quarter second), congestion drops.
     private struct Row {
-        let time: Int64, queue: Int, kbps: Int, drops: Int, expected: Int
-        init(_ time: Int64, _ queue: Int, _ kbps: Int, drops: Int = 0, _ expected: Int) {
-            (self.time, self.queue, self.kbps, self.drops, self.expected) = (time, queue, kbps, drops, expected)
+        let time: Int64, queue: Int, kbps: Int, recent: Int?, drops: Int, expected: Int
+        init(_ time: Int64, _ queue: Int, _ kbps: Int, recent: Int? = nil, drops: Int = 0, _ expected: Int) {
+            (self.time, self.queue, self.kbps, self.recent, self.drops, self.expected) = (time, queue, kbps, recent, drops, expected)
         }
 
         var sample: BitrateController.Sample {
-            .init(timeMilliseconds: time, queuedMilliseconds: queue, droppedFrames: drops, sendBytesPerSecond: Double(kbps) * 1000 / 8)
+            .init(timeMilliseconds: time, queuedMilliseconds: queue, droppedFrames: drops, sendBytesPerSecond: Double(kbps) * 1000 / 8,
+                  recentBytesPerSecond: recent.map { Double($0) * 1000 / 8 })
         }
     }
 
@@ -109,29 +111,21 @@ struct BitrateControllerTests {
     @Test("a cut right after a drop goes to what the link carries now (its last quarter second), not the last second's average that still holds the faster time before the drop")
     func cutReadsTheLinkNow() {
         var controller = BitrateController(settings: Self.settings, startKbps: 2500)
-        controller.update(.init(timeMilliseconds: 0, queuedMilliseconds: 20, sendBytesPerSecond: 2500 * 125))
-        controller.update(.init(timeMilliseconds: 250, queuedMilliseconds: 600, sendBytesPerSecond: 2000 * 125,
-                                recentBytesPerSecond: 1000 * 125))
-        #expect(controller.targetKbps == 850)
+        run(&controller, [Row(0, 20, 2500, 2500), Row(250, 600, 2000, recent: 1000, 850)])
         #expect(controller.linkRateKbps == 1000)
         // Without the quarter second's figure, the last second's.
         var older = BitrateController(settings: Self.settings, startKbps: 2500)
-        older.update(.init(timeMilliseconds: 0, queuedMilliseconds: 20, sendBytesPerSecond: 2500 * 125))
-        older.update(.init(timeMilliseconds: 250, queuedMilliseconds: 600, sendBytesPerSecond: 2000 * 125))
-        #expect(older.targetKbps == 1700)
+        run(&older, [Row(0, 20, 2500, 2500), Row(250, 600, 2000, 1700)])
     }
 
     @Test("a cut takes the least quarter-second reading of the last second with a backlog: one that read high (a bucket's burst as the link narrowed) does not set the rate")
     func cutTakesTheLeastRecentReading() {
         var controller = BitrateController(settings: Self.settings, startKbps: 2500)
-        controller.update(.init(timeMilliseconds: 0, queuedMilliseconds: 20, sendBytesPerSecond: 2500 * 125))
-        // A backlog, not yet confirmed: the link carried 1000 kbit/s over the last quarter second.
-        controller.update(.init(timeMilliseconds: 250, queuedMilliseconds: 300, sendBytesPerSecond: 2300 * 125,
-                                recentBytesPerSecond: 1000 * 125))
-        // Confirmed, the quarter second now reading 1300 (a burst of acknowledgements).
-        controller.update(.init(timeMilliseconds: 500, queuedMilliseconds: 450, sendBytesPerSecond: 2000 * 125,
-                                recentBytesPerSecond: 1300 * 125))
-        #expect(controller.targetKbps == 850)
+        run(&controller, [
+            Row(0, 20, 2500, 2500),
+            Row(250, 300, 2300, recent: 1000, 2500),  // a backlog, not yet confirmed: the link carried 1000 over the quarter second
+            Row(500, 450, 2000, recent: 1300, 850),   // confirmed, the quarter second now reading 1300 (a burst of acknowledgements)
+        ])
         #expect(controller.linkRateKbps == 1000)
     }
 
